@@ -1,0 +1,39 @@
+# Redline: `make run` serves the app on the embedded defaults; `make test` runs the suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test install migrate lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+run: migrate
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py demo_setup
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: migrate
+	$(PY) bench/storage.py
+	$(PY) bench/reanchor.py
+
+clean:
+	rm -rf $(VENV) var

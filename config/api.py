@@ -1,0 +1,55 @@
+"""Project-wide API plumbing: every error is JSON with a human-readable `detail`."""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from config.exceptions import DomainError, NotFound
+
+NOT_FOUND_DETAIL = "Not found."
+
+
+def _first_message(data: Any, path: str = "") -> str:
+    """The first error message in a DRF error structure, prefixed by its field path."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key == "non_field_errors":
+                sub = path
+            return _first_message(value, sub)
+    if isinstance(data, list) and data:
+        if all(not isinstance(v, (dict, list)) for v in data):
+            return _first_message(data[0], path)
+        for index, value in enumerate(data):
+            if value:
+                return _first_message(value, f"{path}.{index}" if path else str(index))
+    text = str(data)
+    return f"{path}: {text}" if path else text
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, (Http404, NotFound)):
+        return Response({"detail": NOT_FOUND_DETAIL}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, DomainError):
+        body: dict[str, Any] = {"detail": exc.message}
+        if exc.field:
+            body["field"] = exc.field
+        return Response(body, status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(detail=exc.messages)
+    if isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = {"detail": _first_message(exc.detail), "errors": exc.detail}
+    elif not (isinstance(response.data, dict) and "detail" in response.data):
+        response.data = {"detail": _first_message(response.data)}
+    return response

@@ -1,0 +1,26 @@
+"""Domain errors shared by every app. Services raise these; the API turns them into JSON.
+
+Services never raise DRF exceptions (STYLE.md rule 3); each app's `exceptions.py` subclasses
+these so views can catch one family.
+"""
+
+
+class DomainError(Exception):
+    """Bad input or a forbidden state change, reported to the caller as 400 with `detail`."""
+
+    status_code = 400
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class Conflict(DomainError):
+    """A compare-and-set lost, or the state moved on: 409."""
+
+    status_code = 409
+
+
+class NotFound(Exception):
+    """Missing, or not visible to the caller: the two are indistinguishable (404)."""

@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from accounts import views as account_views
+
+api_v1 = [
+    path("auth/", include("accounts.api_urls")),
+    path("", include("questionbank.api_urls")),
+]
+
+urlpatterns = [
+    path("", account_views.home, name="home"),
+    path("accounts/", include("accounts.urls")),
+    path("questions/", include("questionbank.urls")),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+]
+
+handler404 = "config.views.not_found"

@@ -1,0 +1,11 @@
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from config.api import NOT_FOUND_DETAIL
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """404 for every unknown URL: JSON under /api/, a page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": NOT_FOUND_DETAIL}, status=404)
+    return render(request, "404.html", status=404)

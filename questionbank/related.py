@@ -1,0 +1,37 @@
+"""Feature apps tell the question bank what they tie to a question, without it importing them.
+
+`questionbank` depends on nothing of ours (DESIGN.md §3), yet the question page lists the prompts
+and design documents tied to the question. Each feature app registers a provider in its
+`AppConfig.ready()`; the provider is called with the question and the requesting user and returns
+only what that user may see.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RelatedItem:
+    title: str
+    url: str
+    meta: str = ""
+
+
+@dataclass(frozen=True)
+class RelatedGroup:
+    title: str
+    items: list[RelatedItem]
+    empty_text: str = ""
+
+
+RelatedProvider = Callable[[Any, Any], RelatedGroup]
+_providers: dict[str, RelatedProvider] = {}
+
+
+def related_register(*, name: str, provider: RelatedProvider) -> None:
+    _providers[name] = provider
+
+
+def related_for(*, question: Any, user: Any) -> list[RelatedGroup]:
+    return [provider(question, user) for _, provider in sorted(_providers.items())]

@@ -1,0 +1,22 @@
+from django.db.models import QuerySet
+
+from config.exceptions import NotFound
+
+from .models import Question
+
+DETAIL_PREFETCH = ("depth_areas", "follow_ups", "numbers")
+
+
+def question_list(*, kind: str | None = None) -> QuerySet[Question]:
+    """Questions are public reading: every account sees the whole bank."""
+    questions = Question.objects.all()
+    if kind:
+        questions = questions.filter(kind=kind)
+    return questions
+
+
+def question_get(*, slug: str) -> Question:
+    try:
+        return Question.objects.prefetch_related(*DETAIL_PREFETCH).get(slug=slug)
+    except Question.DoesNotExist:
+        raise NotFound from None

@@ -1,0 +1,255 @@
+"""Shared fixtures: real parts wherever a user has them.
+
+- `s3_server`: a moto S3 server over HTTP on loopback (one per test session), with a bucket.
+- `s3_storage`: points the app's object storage at that server for one test.
+- `chromium_path`: Debian's Chromium, or a skip with the reason.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("REDLINE_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(
+    os.environ.get(
+        "REDLINE_TEST_ARTIFACTS", Path(__file__).parent.parent / "var" / "test-artifacts"
+    )
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[dict[str, str]]:
+    """A moto S3 server process on loopback. Reuses one given by S3_ENDPOINT_URL (CI)."""
+    if os.environ.get("S3_ENDPOINT_URL"):
+        yield {
+            "endpoint_url": os.environ["S3_ENDPOINT_URL"],
+            "access_key": os.environ.get("S3_ACCESS_KEY_ID", "test"),
+            "secret_key": os.environ.get("S3_SECRET_ACCESS_KEY", "test"),
+        }
+        return
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        yield {
+            "endpoint_url": f"http://127.0.0.1:{port}",
+            "access_key": "test",
+            "secret_key": "test",
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def s3_storage(s3_server, settings) -> dict[str, str]:
+    """Object storage on the moto server, in a fresh bucket for this test."""
+    import boto3
+
+    bucket = f"redline-test-{uuid.uuid4().hex[:12]}"
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3_server["endpoint_url"],
+        aws_access_key_id=s3_server["access_key"],
+        aws_secret_access_key=s3_server["secret_key"],
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=bucket)
+    settings.S3_ENDPOINT_URL = s3_server["endpoint_url"]
+    settings.S3_BUCKET = bucket
+    settings.S3_ACCESS_KEY_ID = s3_server["access_key"]
+    settings.S3_SECRET_ACCESS_KEY = s3_server["secret_key"]
+    settings.S3_REGION = "us-east-1"
+    return {**s3_server, "bucket": bucket}
+
+
+@pytest.fixture
+def local_storage(tmp_path, settings) -> Path:
+    """Object storage on local disk in a fresh folder (the embedded default)."""
+    settings.S3_BUCKET = ""
+    settings.OBJECT_STORE_DIR = tmp_path / "objects"
+    return settings.OBJECT_STORE_DIR
+
+
+# Services mode (.ci/run's second pass): every test's object storage is a bucket on the moto
+# server this test run starts, instead of a local folder.
+USE_S3_EVERYWHERE = os.environ.get("REDLINE_TEST_S3") == "1"
+# Set by .ci/run for the services pass: the services tests must run there, not skip.
+EXPECT_SERVICES = os.environ.get("REDLINE_EXPECT_SERVICES") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_object_store(request, tmp_path_factory, settings) -> None:
+    """Every test gets its own object store: a fresh local folder, or a fresh S3 bucket."""
+    if USE_S3_EVERYWHERE:
+        request.getfixturevalue("s3_storage")
+    elif "s3_storage" not in request.fixturenames:
+        settings.S3_BUCKET = ""
+        settings.OBJECT_STORE_DIR = tmp_path_factory.mktemp("objects")
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks(request) -> Iterator[None]:
+    """Tasks run in-process unless a test asks for the real worker (`celery_worker`)."""
+    from config.celery import app
+
+    eager = "celery_worker" not in request.fixturenames
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = eager
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen]:
+    """A real Celery worker process on the configured broker, using the test database.
+
+    Skips (or fails, in the services pass) when no broker is configured.
+    """
+    from django.conf import settings
+    from django.db import connection
+
+    from config.celery import app
+
+    if not settings.CELERY_BROKER_URL:
+        if EXPECT_SERVICES:
+            pytest.fail("CELERY_BROKER_URL is not set in the services pass")
+        pytest.skip("needs CELERY_BROKER_URL (Redis) for a real Celery worker")
+    env = dict(os.environ)
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("postgresql"):
+        user = db.get("USER") or ""
+        host = db.get("HOST") or "127.0.0.1"
+        port = db.get("PORT") or 5432
+        env["DATABASE_URL"] = f"postgres://{user}@{host}:{port}/{connection.settings_dict['NAME']}"
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
+    env["DB_CONN_MAX_AGE"] = "0"  # never hold a connection that would block the test DB's drop
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"celery worker exited with {proc.returncode}")
+            if app.control.ping(timeout=0.5):
+                break
+        else:
+            pytest.fail("celery worker did not answer a ping within 60 s")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"browser test skipped: {CHROMIUM} not found (apt-get install -y chromium)")
+    return CHROMIUM
+
+
+@pytest.fixture
+def artifacts_dir(request) -> Path:
+    """Where a test saves screenshots: var/test-artifacts/<test name>/."""
+    path = ARTIFACTS / request.node.name.replace("/", "_").replace("[", "-").replace("]", "")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# --- Browser tests: Playwright driving Debian's Chromium -------------------------------------
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
+    # body are still synchronous, so allow them.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def new_page(browser, live_server):
+    """A factory of pages, each in its own browser context (its own cookies)."""
+    contexts = []
+
+    def make():
+        context = browser.new_context(
+            base_url=live_server.url, viewport={"width": 1280, "height": 860}
+        )
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(new_page):
+    return new_page()
