@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 migrate: install
+	mkdir -p $${REDLINE_DATA_DIR:-var}
 	$(PY) manage.py migrate --noinput
 
 run: migrate
