@@ -146,7 +146,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -160,6 +160,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"ShareAccessEnum": "playground.models.ShareLink.Access"},
 }
 
 # Celery: a broker URL means real workers; without one, tasks run eagerly in-process.
@@ -193,9 +194,17 @@ OBJECT_STORE_DIR = Path(os.environ.get("OBJECT_STORE_DIR", DATA_DIR / "objects")
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
 TEXTSTORE_INLINE_MAX = env_int("TEXTSTORE_INLINE_MAX", 256 * 1024)
 TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", 64 * 1024 * 1024)
+# Large snapshots in object storage are cut into independently compressed chunks of this many
+# characters, so a range read fetches only the chunks it needs.
+TEXTSTORE_CHUNK_CHARS = env_int("TEXTSTORE_CHUNK_CHARS", 256 * 1024)
+# Upper bound on characters rebuilt for one read; lowers the delta chain cap for big texts.
+TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_000_000)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
+# Failed share-token look-ups allowed per client address and window before 429.
+SHARE_GUESS_LIMIT = env_int("SHARE_GUESS_LIMIT", 30)
+SHARE_GUESS_WINDOW = env_int("SHARE_GUESS_WINDOW", 60)
 
 # Model providers. `echo` works offline; others need keys and network.
 REDLINE_DEFAULT_PROVIDER = os.environ.get("REDLINE_DEFAULT_PROVIDER", "echo")
@@ -204,9 +213,22 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"redact_tokens": {"()": "config.logging.RedactTokens"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_tokens"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Paths of shared pages carry tokens: scrub them where the records are made.
+        "django.request": {"filters": ["redact_tokens"]},
+        "django.server": {"filters": ["redact_tokens"]},
+        "django.security": {"filters": ["redact_tokens"]},
+    },
 }
 
 if not DEBUG:

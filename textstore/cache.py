@@ -1,0 +1,69 @@
+"""A byte-bounded LRU of rebuilt texts, keyed by SHA-256.
+
+Only texts whose hash was verified (or that were just written) go in, and a key is the hash of
+its value, so an entry can never be stale. The bound is read from settings at each insert
+(`TEXTSTORE_CACHE_BYTES`); one text may take at most half of it, so a single huge text cannot
+flush everything else.
+"""
+
+import sys
+import threading
+from collections import OrderedDict
+
+from django.conf import settings
+
+
+class TextCache:
+    """Process-local, thread-safe LRU of str values bounded by their in-memory size."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._nbytes = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _cost(text: str) -> int:
+        return sys.getsizeof(text)
+
+    @property
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self._items
+
+    def get(self, sha: str) -> str | None:
+        with self._lock:
+            text = self._items.get(sha)
+            if text is not None:
+                self._items.move_to_end(sha)
+            return text
+
+    def put(self, sha: str, text: str) -> None:
+        limit = int(settings.TEXTSTORE_CACHE_BYTES)
+        cost = self._cost(text)
+        with self._lock:
+            self._discard(sha)
+            if cost > limit // 2:
+                return
+            self._items[sha] = text
+            self._nbytes += cost
+            while self._nbytes > limit:
+                _, evicted = self._items.popitem(last=False)
+                self._nbytes -= self._cost(evicted)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._nbytes = 0
+
+    def _discard(self, sha: str) -> None:
+        old = self._items.pop(sha, None)
+        if old is not None:
+            self._nbytes -= self._cost(old)
+
+
+text_cache = TextCache()

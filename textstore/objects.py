@@ -1,0 +1,257 @@
+"""Object storage: S3 (any S3-compatible endpoint) when `S3_BUCKET` is set, else a directory.
+
+This is the only module that imports boto3 (STYLE.md rule 8). Both stores offer the same
+operations on immutable objects addressed by key; settings are read at each call so tests and
+deployments can switch stores without a restart:
+
+- `object_put(key=, data=)`, `object_get(key=)`, `object_get_range(key=, start=, end=)`
+  (bytes `[start, end)`; an HTTP Range GET on S3, a seek on disk), `object_size(key=)`,
+  `object_delete(key=)`;
+- `object_presign_put(key=, size=, sha256=, expires_in=)`: a short-lived URL for a browser to
+  upload straight to S3 (the local store has no HTTP face and refuses).
+"""
+
+import base64
+import functools
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+
+from .exceptions import ObjectNotFound, ObjectStoreError
+
+_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+_MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
+UPLOAD_CONTENT_TYPE = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class PresignedUpload:
+    """What a client needs to PUT one object: send `headers` exactly as given."""
+
+    url: str
+    method: str
+    headers: dict[str, str] = field(default_factory=dict)
+    expires_in: int = 0
+
+
+class ObjectStore(Protocol):
+    def put(self, key: str, data: bytes) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def get_range(self, key: str, start: int, end: int) -> bytes: ...
+    def size(self, key: str) -> int: ...
+    def delete(self, key: str) -> None: ...
+    def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload: ...
+
+
+def _check_key(key: str) -> str:
+    """Keys are relative slash-separated names; no `..`, no absolute paths."""
+    if not _KEY_RE.match(key) or any(part in {".", ".."} for part in key.split("/")):
+        raise ObjectStoreError(f"invalid object key {key!r}")
+    return key
+
+
+def _check_range(start: int, end: int) -> None:
+    if start < 0 or end < start:
+        raise ObjectStoreError(f"invalid byte range [{start}, {end})")
+
+
+class LocalObjectStore:
+    """Objects as files under one directory (the embedded default)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so a reader never sees half an object.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except FileNotFoundError:
+            raise ObjectNotFound(key) from None
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        _check_range(start, end)
+        try:
+            with self._path(key).open("rb") as handle:
+                handle.seek(start)
+                return handle.read(end - start)
+        except FileNotFoundError:
+            raise ObjectNotFound(key) from None
+
+    def size(self, key: str) -> int:
+        try:
+            return self._path(key).stat().st_size
+        except FileNotFoundError:
+            raise ObjectNotFound(key) from None
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
+        raise ObjectStoreError(
+            "presigned uploads need S3 object storage (set S3_BUCKET); "
+            "the local store has no URL of its own"
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _s3_client(endpoint_url: str, region: str, access_key: str, secret_key: str) -> Any:
+    """One boto3 client per configuration (creating one costs tens of milliseconds)."""
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint_url or None,
+        region_name=region or None,
+        aws_access_key_id=access_key or None,
+        aws_secret_access_key=secret_key or None,
+        config=Config(
+            signature_version="s3v4",
+            # Custom endpoints (MinIO, moto, loopback IPs) rarely resolve bucket subdomains.
+            s3={"addressing_style": "path" if endpoint_url else "auto"},
+            retries={"max_attempts": 3, "mode": "standard"},
+        ),
+    )
+
+
+def _is_missing(exc: ClientError) -> bool:
+    return str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES
+
+
+class S3ObjectStore:
+    """Objects in one S3 bucket."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        self.client = client
+        self.bucket = bucket
+
+    def _fail(self, key: str, exc: Exception) -> ObjectStoreError:
+        if isinstance(exc, ClientError) and _is_missing(exc):
+            return ObjectNotFound(key)
+        return ObjectStoreError(f"S3 request for {key!r} failed: {exc}")
+
+    def put(self, key: str, data: bytes) -> None:
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=_check_key(key),
+                Body=data,
+                ContentType=UPLOAD_CONTENT_TYPE,
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
+    def get(self, key: str) -> bytes:
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=_check_key(key))
+            return response["Body"].read()
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        _check_range(start, end)
+        if start == end:
+            return b""
+        try:
+            response = self.client.get_object(
+                Bucket=self.bucket, Key=_check_key(key), Range=f"bytes={start}-{end - 1}"
+            )
+            return response["Body"].read()
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
+    def size(self, key: str) -> int:
+        try:
+            response = self.client.head_object(Bucket=self.bucket, Key=_check_key(key))
+            return int(response["ContentLength"])
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
+    def delete(self, key: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=_check_key(key))
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
+    def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
+        """A PUT URL bound to this key, length and SHA-256: S3 rejects any other body."""
+        checksum = base64.b64encode(bytes.fromhex(sha256)).decode("ascii")
+        try:
+            url = self.client.generate_presigned_url(
+                "put_object",
+                Params={
+                    "Bucket": self.bucket,
+                    "Key": _check_key(key),
+                    "ContentLength": size,
+                    "ContentType": UPLOAD_CONTENT_TYPE,
+                    "ChecksumSHA256": checksum,
+                },
+                ExpiresIn=expires_in,
+                HttpMethod="PUT",
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+        headers = {
+            "Content-Length": str(size),
+            "Content-Type": UPLOAD_CONTENT_TYPE,
+            "x-amz-checksum-sha256": checksum,
+        }
+        return PresignedUpload(url=url, method="PUT", headers=headers, expires_in=expires_in)
+
+
+def object_store() -> ObjectStore:
+    """The store the current settings select."""
+    if settings.S3_BUCKET:
+        client = _s3_client(
+            settings.S3_ENDPOINT_URL,
+            settings.S3_REGION,
+            settings.S3_ACCESS_KEY_ID,
+            settings.S3_SECRET_ACCESS_KEY,
+        )
+        return S3ObjectStore(client, settings.S3_BUCKET)
+    return LocalObjectStore(Path(settings.OBJECT_STORE_DIR))
+
+
+def object_put(*, key: str, data: bytes) -> None:
+    object_store().put(key, data)
+
+
+def object_get(*, key: str) -> bytes:
+    return object_store().get(key)
+
+
+def object_get_range(*, key: str, start: int, end: int) -> bytes:
+    """Bytes `[start, end)` of an object, without fetching the rest of it."""
+    return object_store().get_range(key, start, end)
+
+
+def object_size(*, key: str) -> int:
+    return object_store().size(key)
+
+
+def object_delete(*, key: str) -> None:
+    object_store().delete(key)
+
+
+def object_presign_put(*, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
+    return object_store().presign_put(key, size, sha256, expires_in)

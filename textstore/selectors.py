@@ -1,0 +1,220 @@
+"""Reads of stored texts. Blobs are content-addressed and carry no owner: callers scope access
+through the rows that reference a blob (a prompt version, a document revision) before asking
+for its text here.
+
+Every full read verifies the SHA-256 of what it rebuilt; a ranged read of a chunked snapshot
+verifies the SHA-256 of each chunk it touches. Damage raises `TextstoreIntegrityError`, never
+returns wrong text.
+"""
+
+import hashlib
+import re
+
+from django.db import connection
+
+from . import objects
+from .cache import text_cache
+from .chunks import chunk_index_parse, chunks_decode
+from .compression import payload_decompress
+from .delta import delta_apply
+from .exceptions import (
+    BlobNotFound,
+    InvalidRange,
+    ObjectNotFound,
+    TextstoreIntegrityError,
+)
+from .models import Blob
+
+_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+# A chain is bounded by the policy (≤ TEXTSTORE_MAX_CHAIN); this only stops a damaged table
+# with a cycle from looping forever.
+_CHAIN_GUARD = 100_000
+
+
+def _check_sha(sha: str) -> str:
+    if not isinstance(sha, str) or not _SHA_RE.match(sha):
+        raise BlobNotFound(str(sha))
+    return sha
+
+
+def blob_stat(*, sha: str) -> Blob:
+    """The blob's row without its payload: lengths, kind, chain position, stored size."""
+    blob = Blob.objects.defer("payload", "chunk_index").filter(pk=_check_sha(sha)).first()
+    if blob is None:
+        raise BlobNotFound(sha)
+    return blob
+
+
+def blob_chain(*, sha: str) -> list[Blob]:
+    """The rows needed to rebuild `sha`: the blob first, its full snapshot last (one query)."""
+    table = connection.ops.quote_name(Blob._meta.db_table)
+    # Table name from model metadata, values as parameters.
+    sql = (
+        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
+        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
+        f" UNION ALL"
+        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
+        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f") SELECT b.* FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
+    )
+    rows = list(Blob.objects.raw(sql, [_check_sha(sha), _CHAIN_GUARD]))
+    if not rows:
+        raise BlobNotFound(sha)
+    return rows
+
+
+def _integrity(row: Blob, reason: str) -> TextstoreIntegrityError:
+    return TextstoreIntegrityError(row.sha256, reason)
+
+
+def _snapshot_text(row: Blob) -> str:
+    """The text of a full snapshot, inline or chunked in object storage."""
+    try:
+        if row.object_key:
+            entries = chunk_index_parse(bytes(row.chunk_index or b""))
+            data = objects.object_get(key=row.object_key)
+            return "".join(chunks_decode(data, entries))
+        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
+    except ObjectNotFound as exc:
+        raise _integrity(row, f"snapshot object is missing: {exc}") from exc
+    except ValueError as exc:  # CodecError, ChunkError, UnicodeDecodeError
+        raise _integrity(row, f"snapshot does not decode: {exc}") from exc
+
+
+def _delta_text(row: Blob) -> str:
+    try:
+        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
+    except ValueError as exc:
+        raise _integrity(row, f"delta does not decode: {exc}") from exc
+
+
+def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
+    """Apply the chain's deltas to its snapshot, starting from the nearest cached text."""
+    start = len(rows) - 1
+    text: str | None = None
+    if use_cache:
+        for index, row in enumerate(rows):
+            text = text_cache.get(row.sha256)
+            if text is not None:
+                start = index
+                break
+    if text is None:
+        snapshot = rows[-1]
+        if snapshot.kind != Blob.Kind.FULL:
+            raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
+        text = _snapshot_text(snapshot)
+    for row in reversed(rows[:start]):
+        try:
+            text = delta_apply(source=text, delta=_delta_text(row))
+        except ValueError as exc:
+            raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
+    return text
+
+
+def _verified(rows: list[Blob], *, use_cache: bool) -> str:
+    text = _rebuild(rows, use_cache=use_cache)
+    target = rows[0]
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != target.sha256:
+        raise _integrity(target, "rebuilt text does not match its SHA-256")
+    return text
+
+
+def blob_read(*, sha: str) -> str:
+    """The text stored under `sha`, verified against it (or from the LRU of verified texts)."""
+    cached = text_cache.get(sha)
+    if cached is not None:
+        return cached
+    text = _verified(blob_chain(sha=sha), use_cache=True)
+    text_cache.put(sha, text)
+    return text
+
+
+def blob_read_range(*, sha: str, offset: int, length: int) -> str:
+    """Characters `[offset, offset + length)` of the text, clipped to its end.
+
+    A full snapshot kept in object storage is read with ranged GETs of just the chunks the range
+    covers (each verified by its SHA-256), so a screenful of a 50 MB text costs a chunk or two.
+    Other texts come from the cache or are rebuilt (a bounded amount of work, see policy.py).
+    """
+    if offset < 0 or length < 0:
+        raise InvalidRange("offset and length must not be negative")
+    cached = text_cache.get(sha)
+    if cached is not None:
+        return cached[offset : offset + length]
+    row = Blob.objects.defer("payload").filter(pk=_check_sha(sha)).first()
+    if row is None:
+        raise BlobNotFound(sha)
+    end = min(offset + length, row.char_length)
+    if offset >= end:
+        return ""
+    if row.object_key:
+        return _chunked_range(row, offset, end)
+    return blob_read(sha=sha)[offset:end]
+
+
+def _chunked_range(row: Blob, offset: int, end: int) -> str:
+    size = int(row.chunk_chars or 0)
+    try:
+        entries = chunk_index_parse(bytes(row.chunk_index or b""))
+    except ValueError as exc:
+        raise _integrity(row, str(exc)) from exc
+    if len(entries) != -(-row.char_length // size):
+        raise _integrity(row, "chunk index does not cover the text")
+    first, last = offset // size, (end - 1) // size
+    needed = entries[first : last + 1]
+    try:
+        data = objects.object_get_range(
+            key=row.object_key, start=needed[0].start, end=needed[-1].end
+        )
+        pieces = chunks_decode(data, needed)
+    except ObjectNotFound as exc:
+        raise _integrity(row, f"snapshot object is missing: {exc}") from exc
+    except ValueError as exc:
+        raise _integrity(row, f"chunk {first}..{last} is damaged: {exc}") from exc
+    for number, piece in enumerate(pieces, start=first):
+        if len(piece) != min(size, row.char_length - number * size):
+            raise _integrity(row, f"chunk {number} has the wrong length")
+    text = "".join(pieces)
+    skip = offset - first * size
+    return text[skip : skip + end - offset]
+
+
+def blob_verify(*, sha: str) -> None:
+    """Rebuild `sha` from storage (never from the cache) and check it and its bookkeeping.
+
+    Raises TextstoreIntegrityError describing the first problem found.
+    """
+    rows = blob_chain(sha=sha)
+    blob = rows[0]
+    text = _verified(rows, use_cache=False)
+    if len(text) != blob.char_length or len(text.encode("utf-8")) != blob.byte_length:
+        raise _integrity(blob, "recorded lengths do not match the text")
+    if blob.kind == Blob.Kind.FULL:
+        expected = blob.stored_size
+        actual = (
+            objects.object_size(key=blob.object_key) + len(bytes(blob.chunk_index or b""))
+            if blob.object_key
+            else len(bytes(blob.payload or b""))
+        )
+        if actual != expected or blob.snapshot_bytes != blob.stored_size:
+            raise _integrity(blob, "recorded stored size does not match the payload")
+        return
+    base = rows[1]
+    problems = []
+    if blob.stored_size != len(bytes(blob.payload or b"")):
+        problems.append("stored size")
+    if blob.depth != base.depth + 1:
+        problems.append("depth")
+    if blob.delta_bytes != base.delta_bytes + blob.stored_size:
+        problems.append("delta bytes")
+    if blob.snapshot_bytes != base.snapshot_bytes:
+        problems.append("snapshot bytes")
+    if blob.is_snapshot:
+        if not base.is_snapshot or blob.snapshot_level != (base.snapshot_level or 0) + 1:
+            problems.append("snapshot level")
+    else:
+        anchor = base.sha256 if base.is_snapshot else base.anchor_id
+        if blob.run != base.run + 1 or blob.anchor_id != anchor:
+            problems.append("run or anchor")
+    if problems:
+        raise _integrity(blob, "bookkeeping does not match its base: " + ", ".join(problems))

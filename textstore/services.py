@@ -1,0 +1,214 @@
+"""Writes to the text store: `blob_put` is the only one (blobs are immutable)."""
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from . import objects
+from .cache import text_cache
+from .chunks import DEFAULT_CHUNK_CHARS, chunks_encode
+from .compression import CODEC_ZLIB, payload_compress
+from .delta import delta_apply, delta_apply_reference, delta_compute
+from .exceptions import BlobNotFound, TextEncodingError, TextstoreIntegrityError
+from .models import Blob
+from .policy import ChainState, chain_cap, plain_delta_fits, snapshot_delta_fits
+from .selectors import blob_read
+
+logger = logging.getLogger(__name__)
+
+_STATE_ROWS = Blob.objects.select_related("anchor").defer(
+    "payload", "chunk_index", "anchor__payload", "anchor__chunk_index"
+)
+
+
+@dataclass(frozen=True)
+class _Delta:
+    codec: str
+    payload: bytes
+
+
+def _state(blob: Blob) -> ChainState:
+    return ChainState(
+        depth=blob.depth,
+        run=blob.run,
+        delta_bytes=blob.delta_bytes,
+        snapshot_bytes=blob.snapshot_bytes,
+    )
+
+
+def _utf8(text: str) -> bytes:
+    if not isinstance(text, str):
+        raise TextEncodingError(f"text must be a str, not {type(text).__name__}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TextEncodingError(
+            f"text cannot be stored as UTF-8 (character {exc.start} is a lone surrogate)"
+        ) from exc
+
+
+def _base_row(base: Blob | str) -> Blob:
+    sha = base.sha256 if isinstance(base, Blob) else base
+    row = _STATE_ROWS.filter(pk=sha).first() if isinstance(sha, str) else None
+    if row is None:
+        raise BlobNotFound(str(sha))
+    return row
+
+
+def _source_text(blob: Blob) -> str | None:
+    """The text of a would-be base, or None if it is damaged."""
+    try:
+        return blob_read(sha=blob.sha256)
+    except TextstoreIntegrityError:
+        # A damaged base must not block new writes: the new text gets a snapshot of its own.
+        logger.exception("textstore.base_damaged", extra={"base": blob.sha256})
+        return None
+
+
+def _delta(*, source: str, target: str) -> _Delta | None:
+    """A compressed exact delta, or None if it fails to rebuild `target` (then: full)."""
+    delta = delta_compute(source=source, target=target)
+    # Both readers must rebuild the target (see delta.py), or the text gets a snapshot.
+    if (
+        delta_apply_reference(source=source, delta=delta) != target
+        or delta_apply(source=source, delta=delta) != target
+    ):
+        logger.warning("textstore.delta_mismatch", extra={"source_chars": len(source)})
+        return None
+    codec, payload = payload_compress(delta.encode("utf-8"))
+    return _Delta(codec=codec, payload=payload)
+
+
+def _delta_row(*, sha: str, text: str, data: bytes, base: Blob) -> Blob | None:
+    """A delta row per the snapshot policy (policy.py), or None when a full one is due."""
+    cap = chain_cap(char_length=len(text))
+    inline_max = int(settings.TEXTSTORE_INLINE_MAX)
+    base_text = _source_text(base)
+    plain = None if base_text is None else _delta(source=base_text, target=text)
+    if plain is None or len(plain.payload) > inline_max:
+        return None
+    lengths = {"sha256": sha, "char_length": len(text), "byte_length": len(data)}
+    state = _state(base)
+    if plain_delta_fits(base=state, delta_size=len(plain.payload), cap=cap):
+        return Blob(
+            **lengths,
+            kind=Blob.Kind.DELTA,
+            base=base,
+            anchor_id=base.sha256 if base.is_snapshot else base.anchor_id,
+            snapshot_level=None,
+            codec=plain.codec,
+            payload=plain.payload,
+            stored_size=len(plain.payload),
+            depth=base.depth + 1,
+            run=base.run + 1,
+            delta_bytes=base.delta_bytes + len(plain.payload),
+            snapshot_bytes=base.snapshot_bytes,
+        )
+    anchor = base if base.is_snapshot else base.anchor
+    if anchor is None or anchor.pk == base.pk:
+        return None
+    # Skip the second diff when even the small delta could not fit on the anchor's chain.
+    if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(plain.payload), cap=cap):
+        return None
+    anchor_text = _source_text(anchor)
+    jump = None if anchor_text is None else _delta(source=anchor_text, target=text)
+    if jump is None or len(jump.payload) > inline_max:
+        return None
+    if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(jump.payload), cap=cap):
+        return None
+    return Blob(
+        **lengths,
+        kind=Blob.Kind.DELTA,
+        base=anchor,
+        anchor=None,
+        snapshot_level=(anchor.snapshot_level or 0) + 1,
+        codec=jump.codec,
+        payload=jump.payload,
+        stored_size=len(jump.payload),
+        depth=anchor.depth + 1,
+        run=0,
+        delta_bytes=anchor.delta_bytes + len(jump.payload),
+        snapshot_bytes=anchor.snapshot_bytes,
+    )
+
+
+def _full_row(*, sha: str, text: str, data: bytes) -> Blob:
+    """A full snapshot: inline if small, else chunked in object storage under blobs/<sha>."""
+    lengths = {"sha256": sha, "char_length": len(text), "byte_length": len(data)}
+    chain = {"kind": Blob.Kind.FULL, "snapshot_level": 0, "depth": 0, "run": 0, "delta_bytes": 0}
+    if len(data) <= int(settings.TEXTSTORE_INLINE_MAX):
+        codec, payload = payload_compress(data)
+        size = len(payload)
+        return Blob(
+            **lengths, **chain, codec=codec, payload=payload, stored_size=size, snapshot_bytes=size
+        )
+    chunk_chars = int(getattr(settings, "TEXTSTORE_CHUNK_CHARS", DEFAULT_CHUNK_CHARS))
+    body, index = chunks_encode(text, chunk_chars=chunk_chars)
+    key = f"blobs/{sha}"
+    # The object goes first: a row never points at a missing object. If the insert below loses
+    # a race or rolls back, the object is identical to the winner's, or an orphan at worst.
+    objects.object_put(key=key, data=body)
+    size = len(body) + len(index)
+    return Blob(
+        **lengths,
+        **chain,
+        codec=CODEC_ZLIB,
+        payload=None,
+        object_key=key,
+        chunk_chars=chunk_chars,
+        chunk_index=index,
+        stored_size=size,
+        snapshot_bytes=size,
+    )
+
+
+def _insert(row: Blob, text: str) -> Blob:
+    with transaction.atomic():
+        try:
+            with transaction.atomic():  # savepoint: a lost race must not poison the outer one
+                row.save(force_insert=True)
+        except IntegrityError:
+            existing = Blob.objects.defer("payload", "chunk_index").filter(pk=row.pk).first()
+            if existing is None:
+                raise
+            return existing
+        # Only committed texts enter the cache, so it never answers for a rolled-back blob.
+        transaction.on_commit(lambda: text_cache.put(row.sha256, text))
+    logger.debug(
+        "textstore.blob_put",
+        extra={
+            "sha256": row.sha256,
+            "kind": row.kind,
+            "snapshot_level": row.snapshot_level,
+            "depth": row.depth,
+            "stored_size": row.stored_size,
+            "char_length": row.char_length,
+        },
+    )
+    return row
+
+
+def blob_put(*, text: str, base: Blob | str | None = None) -> Blob:
+    """Store `text` once, keyed by the SHA-256 of its UTF-8 bytes, and return its row.
+
+    Invariants: writing a text that is already stored returns the existing row (also when
+    concurrent callers race); a delta is stored only if applying it to the base text was
+    checked to rebuild `text` exactly, and only within the snapshot policy's bounds
+    (policy.py); otherwise the text is stored as a full snapshot. `base` (a Blob or its sha)
+    is only a hint of which text is similar, and must exist (BlobNotFound otherwise).
+    Raises TextEncodingError for text that is not valid Unicode (lone surrogates).
+    """
+    data = _utf8(text)
+    sha = hashlib.sha256(data).hexdigest()
+    existing = Blob.objects.defer("payload", "chunk_index").filter(pk=sha).first()
+    if existing is not None:
+        return existing
+    row = None
+    if base is not None:
+        row = _delta_row(sha=sha, text=text, data=data, base=_base_row(base))
+    if row is None:
+        row = _full_row(sha=sha, text=text, data=data)
+    return _insert(row, text)
