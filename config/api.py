@@ -2,14 +2,15 @@
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from config.exceptions import DomainError, NotFound
+from config.exceptions import DomainError, NotFound, RateLimited
 
 NOT_FOUND_DETAIL = "Not found."
 
@@ -39,7 +40,17 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body: dict[str, Any] = {"detail": exc.message}
         if exc.field:
             body["field"] = exc.field
-        return Response(body, status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(body, status=exc.status_code, headers=headers)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(
+            {
+                "detail": f"Request body too large (the limit is {limit} bytes). Upload long "
+                "texts with POST /api/v1/uploads/ and reference them instead."
+            },
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.messages)
     if isinstance(exc, PermissionDenied):

@@ -24,3 +24,19 @@ class Conflict(DomainError):
 
 class NotFound(Exception):
     """Missing, or not visible to the caller: the two are indistinguishable (404)."""
+
+
+class Forbidden(DomainError):
+    """The caller may see the object but not do this to it (403)."""
+
+    status_code = 403
+
+
+class RateLimited(DomainError):
+    """Too many failed attempts from this client: 429 with Retry-After."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -3,16 +3,21 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
+from playground import views as playground_views
 
 api_v1 = [
     path("auth/", include("accounts.api_urls")),
     path("", include("questionbank.api_urls")),
+    path("", include("playground.api_urls")),
 ]
 
 urlpatterns = [
     path("", account_views.home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("questions/", include("questionbank.urls")),
+    path("playground/", include("playground.urls")),
+    path("s/<str:token>", playground_views.shared_view, name="shared-page"),
+    path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -117,6 +117,28 @@ def _isolated_object_store(request, tmp_path_factory, settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _question_bank(request) -> None:
+    """The question bank comes from a data migration; a transactional test's flush empties it,
+    so put it back for every database test that follows."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None:
+        return
+    transactional = marker.kwargs.get("transaction", False)
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    from questionbank.models import Question
+    from questionbank.seed import questions_load
+
+    if not Question.objects.exists():
+        questions_load()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    """Tests create many accounts; PBKDF2's deliberate slowness buys nothing here."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _eager_tasks(request) -> Iterator[None]:
     """Tasks run in-process unless a test asks for the real worker (`celery_worker`)."""
     from config.celery import app

@@ -1,0 +1,1 @@
+"""Playground HTTP API (DESIGN.md §8), one module per concept."""

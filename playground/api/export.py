@@ -1,0 +1,170 @@
+"""Export a version as a real API call: `GET /api/v1/versions/{id}/export/` (DESIGN.md §5, §8).
+
+The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | bash` or
+`> call.py` works; `?as=json` or `Accept: application/json` returns it wrapped with its
+metadata instead. Errors are always JSON with `detail`, whatever representation was asked for.
+"""
+
+from types import SimpleNamespace
+from typing import Any, cast, get_args
+
+from django.utils.cache import patch_vary_headers
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..exceptions import ContentInvalid
+from ..export import Api, ExportFormat, VariablesMode, export_render
+from ..models import PromptVersion
+from ..selectors import version_content, version_get_for_user
+
+APIS: tuple[str, ...] = get_args(Api)
+FORMATS: tuple[str, ...] = get_args(ExportFormat)
+VARIABLES_MODES: tuple[str, ...] = get_args(VariablesMode)
+EXTENSIONS = {"curl": "sh", "python": "py", "typescript": "mts", "json": "json"}
+
+
+class ExportTextRenderer(BaseRenderer):
+    """The export alone as the body."""
+
+    media_type = "text/plain"
+    format = "text"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        return data["text"].encode(self.charset)
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """Text or JSON: `?as=text|json` when given, else the Accept header (text for `*/*`).
+
+    `format` names the export's format on this endpoint, so DRF's `?format=` renderer override
+    is off.
+    """
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+
+    def select_renderer(
+        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        wanted = request.query_params.get("as")
+        if wanted is None:
+            return super().select_renderer(request, renderers, format_suffix)
+        for renderer in renderers:
+            if renderer.format == wanted:
+                return renderer, renderer.media_type
+        raise ContentInvalid("as: must be one of text, json.", field="as")
+
+
+def _choice(
+    request: Request, name: str, choices: tuple[str, ...], default: str | None = None
+) -> str:
+    """A query parameter that must be one of `choices`; a 400 naming it otherwise."""
+    value = request.query_params.get(name, default)
+    if value is None:
+        raise ContentInvalid(f"{name}: required, one of {', '.join(choices)}.", field=name)
+    if value not in choices:
+        raise ContentInvalid(f"{name}: must be one of {', '.join(choices)}.", field=name)
+    return value
+
+
+def export_filename(*, version: PromptVersion, api: str, format: str) -> str:
+    """`<prompt-title-slug>-v<number>-<api>.<ext>`: ASCII, safe in a Content-Disposition."""
+    stem = slugify(version.prompt.title)[:60].strip("-") or "prompt"
+    return f"{stem}-v{version.number}-{api}.{EXTENSIONS[format]}"
+
+
+class VersionExportApi(APIView):
+    renderer_classes = [ExportTextRenderer, JSONRenderer]
+    content_negotiation_class = ExportNegotiation
+
+    class OutputSerializer(serializers.Serializer):
+        version = serializers.IntegerField()
+        api = serializers.ChoiceField(choices=APIS)
+        format = serializers.ChoiceField(choices=FORMATS)
+        variables = serializers.ChoiceField(choices=VARIABLES_MODES)
+        filename = serializers.CharField(help_text="A suggested file name for the text.")
+        text = serializers.CharField(help_text="The export, exactly as the text/plain body.")
+
+    @extend_schema(
+        summary="Export a version as an API call",
+        description=(
+            "The version as a call to the Anthropic Messages API or OpenAI Chat Completions: "
+            "`curl`, Python or TypeScript with the official SDK, or the raw JSON request body. "
+            "Keys are read from the environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`); the "
+            "SDKs' base-URL variables are honoured.\n\n"
+            "By default the response body is the export itself as `text/plain; charset=utf-8` "
+            "(with a `Content-Disposition` file name), ready for `| bash` or `> call.py`. "
+            "`?as=json` or `Accept: application/json` returns "
+            "`{version, api, format, variables, filename, text}` instead. Errors are JSON."
+        ),
+        parameters=[
+            OpenApiParameter("api", str, required=True, enum=APIS, description="Which API."),
+            OpenApiParameter(
+                "format", str, required=True, enum=FORMATS,
+                description="`json` is the request body alone.",
+            ),
+            OpenApiParameter(
+                "variables", str, required=False, enum=VARIABLES_MODES, default="substitute",
+                description="`substitute` puts the variables' defaults into the texts; `keep` "
+                "leaves `{{name}}` placeholders in the body, and the Python and TypeScript "
+                "exports fill them at run time from an editable `variables` block. curl always "
+                "sends the substituted body.",
+            ),
+            OpenApiParameter(
+                "as", str, required=False, enum=("text", "json"),
+                description="Overrides the Accept header: `text` (default) or `json`.",
+            ),
+        ],
+        responses={
+            (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="The export."),
+            (200, "application/json"): OutputSerializer,
+        },
+    )
+    def get(self, request: Request, version_id: int) -> Response:
+        api = _choice(request, "api", APIS)
+        format = _choice(request, "format", FORMATS)
+        variables = _choice(request, "variables", VARIABLES_MODES, default="substitute")
+        version = version_get_for_user(user=request.user, version_id=version_id)
+        text = export_render(
+            content=version_content(version=version),
+            api=cast(Api, api),
+            format=cast(ExportFormat, format),
+            variables=cast(VariablesMode, variables),
+        )
+        filename = export_filename(version=version, api=api, format=format)
+        response = Response(
+            self.OutputSerializer(
+                {
+                    "version": version.pk,
+                    "api": api,
+                    "format": format,
+                    "variables": variables,
+                    "filename": filename,
+                    "text": text,
+                }
+            ).data
+        )
+        if isinstance(request.accepted_renderer, ExportTextRenderer):
+            response["Content-Disposition"] = f'inline; filename="{filename}"'
+        patch_vary_headers(response, ["Accept"])
+        return response
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if isinstance(response, Response) and response.status_code >= 400:
+            # Errors are JSON with `detail` (DESIGN.md §8), whatever representation was asked for.
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response

@@ -1,0 +1,328 @@
+"""Prompts, versions, diff, labels and revert."""
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from questionbank.models import Question
+
+from ..diffing import content_diff, text_diff_as_json
+from ..exceptions import ContentInvalid, NotFound
+from ..models import AccessLogEntry, Label, Prompt, PromptVersion, Role
+from ..selectors import (
+    label_list,
+    prompt_get_for_user,
+    prompt_list_visible,
+    version_content,
+    version_get_for_user,
+    version_in_prompt,
+    version_tree,
+)
+from ..services import (
+    access_log_record,
+    label_move,
+    prompt_create,
+    prompt_version_create,
+    prompt_version_revert,
+)
+
+
+def _parent_in(prompt: Prompt, version_id: Any, field: str = "parent") -> PromptVersion:
+    """A version id from the request body: unknown or foreign ids are a 400 on that field."""
+    try:
+        return version_in_prompt(prompt=prompt, version_id=version_id)
+    except NotFound:
+        raise ContentInvalid(f"{field}: no such version in this prompt.", field=field) from None
+
+
+def _log_grant_access(request: Request, prompt: Prompt) -> None:
+    if prompt.grant is not None:
+        access_log_record(
+            prompt=prompt,
+            via=AccessLogEntry.Via.GRANT,
+            user=request.user,
+            path="api",
+            grant=prompt.grant,
+        )
+
+
+def _question(slug: str | None) -> Question | None:
+    if not slug:
+        return None
+    question = Question.objects.filter(slug=slug).first()
+    if question is None:
+        raise ContentInvalid(f"question: unknown question {slug!r}.", field="question")
+    return question
+
+
+class VersionSummarySerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username")
+    parent = serializers.IntegerField(source="parent_id", allow_null=True)
+
+    class Meta:
+        model = PromptVersion
+        fields = ("id", "parent", "number", "author", "created_at", "message", "content_hash")
+
+
+class LabelSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField(source="version_id")
+
+    class Meta:
+        model = Label
+        fields = ("name", "version", "protected", "updated_at")
+
+
+class PromptOutputSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username")
+    question = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Prompt
+        fields = ("id", "title", "owner", "question", "created_at")
+
+
+class PromptListCreateApi(ListAPIView):
+    serializer_class = PromptOutputSerializer
+
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=200)
+        question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+        content = serializers.JSONField()
+        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    class CreatedSerializer(PromptOutputSerializer):
+        root_version = serializers.IntegerField()
+
+        class Meta(PromptOutputSerializer.Meta):
+            fields = (*PromptOutputSerializer.Meta.fields, "root_version")
+
+    def get_queryset(self):
+        return prompt_list_visible(user=self.request.user)
+
+    @extend_schema(request=InputSerializer, responses={201: CreatedSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        prompt, root = prompt_create(
+            actor=request.user,
+            title=data.validated_data["title"],
+            content=data.validated_data["content"],
+            question=_question(data.validated_data.get("question")),
+            message=data.validated_data.get("message", ""),
+        )
+        prompt.root_version = root.pk
+        return Response(self.CreatedSerializer(prompt).data, status=status.HTTP_201_CREATED)
+
+
+class PromptDetailApi(APIView):
+    class OutputSerializer(PromptOutputSerializer):
+        labels = LabelSerializer(many=True, source="label_rows")
+
+        class Meta(PromptOutputSerializer.Meta):
+            fields = (*PromptOutputSerializer.Meta.fields, "labels")
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
+        _log_grant_access(request, prompt)
+        prompt.label_rows = list(label_list(prompt=prompt))
+        return Response(self.OutputSerializer(prompt).data)
+
+
+class TreePagination(PageNumberPagination):
+    page_size = 500
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class PromptVersionListCreateApi(ListAPIView):
+    """The version tree (GET, in save order) and saving a new version (POST)."""
+
+    serializer_class = VersionSummarySerializer
+    pagination_class = TreePagination
+
+    class InputSerializer(serializers.Serializer):
+        parent = serializers.IntegerField()
+        content = serializers.JSONField()
+        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    class CreatedSerializer(VersionSummarySerializer):
+        created = serializers.BooleanField()
+        main_moved = serializers.BooleanField()
+
+        class Meta(VersionSummarySerializer.Meta):
+            fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved")
+
+    def get_queryset(self):
+        prompt = prompt_get_for_user(user=self.request.user, prompt_id=self.kwargs["prompt_id"])
+        return version_tree(prompt=prompt)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: CreatedSerializer, 200: CreatedSerializer},
+        description="Always a child of `parent`. Identical content under the same parent "
+        "returns the existing version with 200.",
+    )
+    def post(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = prompt_version_create(
+            actor=request.user,
+            prompt=prompt,
+            parent=_parent_in(prompt, data.validated_data["parent"]),
+            content=data.validated_data["content"],
+            message=data.validated_data.get("message", ""),
+        )
+        version = result.version
+        version.created, version.main_moved = result.created, result.main_moved
+        return Response(
+            self.CreatedSerializer(version).data,
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class VersionDetailApi(APIView):
+    """One version with its full content. Versions are immutable: no PUT, PATCH or DELETE."""
+
+    class OutputSerializer(VersionSummarySerializer):
+        prompt = serializers.IntegerField(source="prompt_id")
+        content = serializers.SerializerMethodField()
+
+        class Meta(VersionSummarySerializer.Meta):
+            fields = (*VersionSummarySerializer.Meta.fields, "prompt", "content")
+
+        @extend_schema_field(OpenApiTypes.OBJECT)
+        def get_content(self, version: PromptVersion) -> dict[str, Any]:
+            return version_content(version=version)
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request, version_id: int) -> Response:
+        version = version_get_for_user(user=request.user, version_id=version_id)
+        _log_grant_access(request, version.prompt)
+        return Response(self.OutputSerializer(version).data)
+
+
+class VersionDiffApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("against", OpenApiTypes.INT, required=True),
+            OpenApiParameter("limit", OpenApiTypes.INT, required=False),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, version_id: int) -> Response:
+        version = version_get_for_user(user=request.user, version_id=version_id)
+        against_raw = request.query_params.get("against")
+        if not against_raw:
+            raise ContentInvalid(
+                "against: required (the id of the other version).", field="against"
+            )
+        other = _parent_in(version.prompt, against_raw, field="against")
+        try:
+            limit = max(1, min(int(request.query_params.get("limit", 400)), 100_000))
+        except ValueError:
+            raise ContentInvalid("limit: must be a whole number.", field="limit") from None
+        diff = content_diff(
+            version_content(version=other), version_content(version=version), limit=limit
+        )
+        return Response(
+            {
+                "from": other.pk,
+                "to": version.pk,
+                "texts": [text_diff_as_json(t) for t in diff["texts"] if t.changed],
+                "changes": diff["changes"],
+            }
+        )
+
+
+class VersionRevertApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        parent = serializers.IntegerField(
+            required=False, help_text="Child of this version; default: where `main` points."
+        )
+
+    @extend_schema(
+        request=InputSerializer, responses={201: PromptVersionListCreateApi.CreatedSerializer}
+    )
+    def post(self, request: Request, version_id: int) -> Response:
+        target = version_get_for_user(
+            user=request.user, version_id=version_id, min_role=Role.EDITOR
+        )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        prompt = target.prompt
+        if "parent" in data.validated_data:
+            parent = _parent_in(prompt, data.validated_data["parent"])
+        else:
+            parent = Label.objects.get(prompt=prompt, name="main").version
+        result = prompt_version_revert(
+            actor=request.user, prompt=prompt, target=target, parent=parent
+        )
+        version = result.version
+        version.created, version.main_moved = result.created, result.main_moved
+        return Response(
+            PromptVersionListCreateApi.CreatedSerializer(version).data,
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class LabelListCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        name = serializers.SlugField(max_length=40)
+        version = serializers.IntegerField()
+        expected = serializers.IntegerField(required=False, allow_null=True)
+
+    @extend_schema(responses=LabelSerializer(many=True))
+    def get(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
+        return Response(LabelSerializer(label_list(prompt=prompt), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={200: LabelSerializer})
+    def post(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(
+            _label_move(request, prompt, data.validated_data["name"], data.validated_data)
+        )
+
+
+class LabelMoveApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField()
+        expected = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            help_text="Compare-and-set: the version the label must point at now (null: new).",
+        )
+
+    @extend_schema(request=InputSerializer, responses={200: LabelSerializer})
+    def put(self, request: Request, prompt_id: int, name: str) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(_label_move(request, prompt, name, data.validated_data))
+
+
+def _label_move(request: Request, prompt: Prompt, name: str, data: dict[str, Any]) -> dict:
+    expected_given = "expected" in data
+    expected = None
+    if expected_given and data["expected"] is not None:
+        expected = _parent_in(prompt, data["expected"], field="expected")
+    label = label_move(
+        actor=request.user,
+        prompt=prompt,
+        name=name,
+        version=_parent_in(prompt, data["version"], field="version"),
+        expected=expected,
+        expected_given=expected_given,
+    )
+    return LabelSerializer(label).data

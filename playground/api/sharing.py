@@ -1,0 +1,215 @@
+"""Share links, per-account grants, the shared-version endpoint and the access log."""
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..exceptions import ContentInvalid, NotFound
+from ..models import AccessGrant, AccessLogEntry, PromptVersion, Role, ShareLink
+from ..selectors import (
+    access_log,
+    grant_list,
+    prompt_get_for_user,
+    share_link_list,
+    version_content,
+    version_in_prompt,
+)
+from ..services import grant_revoke, grant_set, share_link_create, share_link_revoke
+from ..shared import LoginRequired, shared_open
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    """A link as listed: never its token (only the short hint)."""
+
+    version = serializers.IntegerField(source="version_id", allow_null=True)
+    label = serializers.CharField(source="label_name")
+    created_by = serializers.CharField(source="created_by.username")
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ShareLink
+        fields = (
+            "id",
+            "token_hint",
+            "access",
+            "version",
+            "label",
+            "created_by",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "status",
+        )
+
+    def get_status(self, link: ShareLink) -> str:
+        if link.revoked_at:
+            return "revoked"
+        if link.expires_at and link.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+
+class LinkListCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        access = serializers.ChoiceField(choices=ShareLink.Access.values)
+        version = serializers.IntegerField(required=False, allow_null=True)
+        label = serializers.SlugField(required=False, allow_blank=True, max_length=40)
+        expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+    class CreatedSerializer(LinkSerializer):
+        url = serializers.CharField()
+
+        class Meta(LinkSerializer.Meta):
+            fields = (*LinkSerializer.Meta.fields, "url")
+
+    @extend_schema(responses=LinkSerializer(many=True))
+    def get(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        return Response(LinkSerializer(share_link_list(prompt=prompt), many=True).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: CreatedSerializer},
+        description="The `url` (with the token) is returned only here, once.",
+    )
+    def post(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = None
+        if data.validated_data.get("version") is not None:
+            try:
+                version = version_in_prompt(
+                    prompt=prompt, version_id=data.validated_data["version"]
+                )
+            except NotFound:
+                raise ContentInvalid(
+                    "version: no such version in this prompt.", field="version"
+                ) from None
+        link, token = share_link_create(
+            actor=request.user,
+            prompt=prompt,
+            access=data.validated_data["access"],
+            version=version,
+            label_name=data.validated_data.get("label") or "",
+            expires_at=data.validated_data.get("expires_at"),
+        )
+        link.url = request.build_absolute_uri(reverse("shared-page", args=[token]))
+        return Response(self.CreatedSerializer(link).data, status=status.HTTP_201_CREATED)
+
+
+class LinkRevokeApi(APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, link_id: int) -> Response:
+        link = ShareLink.objects.select_related("prompt").filter(pk=link_id).first()
+        if link is None:
+            raise NotFound
+        # Visible to owners only; anyone else gets the same 404 as a missing link.
+        prompt_get_for_user(user=request.user, prompt_id=link.prompt_id, min_role=Role.OWNER)
+        share_link_revoke(actor=request.user, link=link)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GrantSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+    granted_by = serializers.CharField(source="granted_by.username")
+
+    class Meta:
+        model = AccessGrant
+        fields = ("username", "role", "granted_by", "created_at")
+
+
+class GrantListCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        role = serializers.ChoiceField(choices=[Role.VIEWER, Role.EDITOR])
+
+    @extend_schema(responses=GrantSerializer(many=True))
+    def get(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        return Response(GrantSerializer(grant_list(prompt=prompt), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: GrantSerializer})
+    def post(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        grant = grant_set(actor=request.user, prompt=prompt, **data.validated_data)
+        grant = AccessGrant.objects.select_related("user", "granted_by").get(pk=grant.pk)
+        return Response(GrantSerializer(grant).data, status=status.HTTP_201_CREATED)
+
+
+class GrantRevokeApi(APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, prompt_id: int, username: str) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        if not grant_revoke(actor=request.user, prompt=prompt, username=username):
+            raise NotFound
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AccessLogApi(APIView):
+    class OutputSerializer(serializers.ModelSerializer):
+        user = serializers.CharField(source="user.username", allow_null=True, default=None)
+        link = serializers.CharField(source="link.token_hint", allow_null=True, default=None)
+
+        class Meta:
+            model = AccessLogEntry
+            fields = ("at", "via", "user", "link", "path")
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request: Request, prompt_id: int) -> Response:
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        return Response(self.OutputSerializer(access_log(prompt=prompt), many=True).data)
+
+
+class SharedVersionApi(APIView):
+    """The version a link shows, per the link's access rules. No token is echoed back."""
+
+    permission_classes = [AllowAny]
+
+    class OutputSerializer(serializers.ModelSerializer):
+        author = serializers.CharField(source="author.username")
+        parent = serializers.IntegerField(source="parent_id", allow_null=True)
+        prompt_title = serializers.CharField(source="prompt.title")
+        content = serializers.SerializerMethodField()
+
+        class Meta:
+            model = PromptVersion
+            fields = (
+                "id",
+                "number",
+                "parent",
+                "author",
+                "created_at",
+                "message",
+                "content_hash",
+                "prompt_title",
+                "content",
+            )
+
+        @extend_schema_field(OpenApiTypes.OBJECT)
+        def get_content(self, version: PromptVersion) -> dict[str, Any]:
+            return version_content(version=version)
+
+    @extend_schema(responses=OutputSerializer, auth=[])
+    def get(self, request: Request, token: str) -> Response:
+        try:
+            link, version = shared_open(request=request, token=token, path="api")
+        except LoginRequired:
+            raise NotAuthenticated("Log in to open this link.") from None
+        body = self.OutputSerializer(version).data
+        body["access"] = link.access
+        body["scope"] = (
+            {"label": link.label_name} if link.label_name else {"version": link.version_id}
+        )
+        return Response(body)

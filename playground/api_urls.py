@@ -1,0 +1,51 @@
+from django.urls import path
+
+from .api import export, prompts, sharing
+
+urlpatterns = [
+    path("prompts/<int:prompt_id>/links/", sharing.LinkListCreateApi.as_view(), name="api-links"),
+    path("links/<int:link_id>/", sharing.LinkRevokeApi.as_view(), name="api-link-revoke"),
+    path(
+        "prompts/<int:prompt_id>/grants/", sharing.GrantListCreateApi.as_view(), name="api-grants"
+    ),
+    path(
+        "prompts/<int:prompt_id>/grants/<str:username>/",
+        sharing.GrantRevokeApi.as_view(),
+        name="api-grant-revoke",
+    ),
+    path(
+        "prompts/<int:prompt_id>/access-log/", sharing.AccessLogApi.as_view(), name="api-access-log"
+    ),
+    path("shared/<str:token>/", sharing.SharedVersionApi.as_view(), name="api-shared"),
+    path("prompts/", prompts.PromptListCreateApi.as_view(), name="api-prompt-list"),
+    path("prompts/<int:prompt_id>/", prompts.PromptDetailApi.as_view(), name="api-prompt-detail"),
+    path(
+        "prompts/<int:prompt_id>/versions/",
+        prompts.PromptVersionListCreateApi.as_view(),
+        name="api-prompt-versions",
+    ),
+    path(
+        "prompts/<int:prompt_id>/labels/", prompts.LabelListCreateApi.as_view(), name="api-labels"
+    ),
+    path(
+        "prompts/<int:prompt_id>/labels/<slug:name>/",
+        prompts.LabelMoveApi.as_view(),
+        name="api-label-move",
+    ),
+    path(
+        "versions/<int:version_id>/", prompts.VersionDetailApi.as_view(), name="api-version-detail"
+    ),
+    path(
+        "versions/<int:version_id>/diff/", prompts.VersionDiffApi.as_view(), name="api-version-diff"
+    ),
+    path(
+        "versions/<int:version_id>/export/",
+        export.VersionExportApi.as_view(),
+        name="api-version-export",
+    ),
+    path(
+        "versions/<int:version_id>/revert/",
+        prompts.VersionRevertApi.as_view(),
+        name="api-version-revert",
+    ),
+]

@@ -1,0 +1,218 @@
+"""The frozen content of a prompt version: validation, canonical form and content hash.
+
+A version freezes everything needed to replay the call (DESIGN.md §5, shape in §8):
+
+    {"provider": "anthropic", "model": "...", "system": "...",
+     "messages": [{"role": "user", "content": "..."}],
+     "params": {"temperature": 1.0, "max_tokens": 1024, "top_p": null, "stop": []},
+     "tools": [], "response_format": null, "variables": {"name": "default"}}
+
+`content_validate` is the one gate every writer (API, editor, services) goes through: it returns
+the canonical dict (defaults filled, keys fixed) or raises `ContentInvalid` naming the field.
+"""
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from .exceptions import ContentInvalid
+
+PROVIDERS = ("anthropic", "openai", "echo")
+ROLES = ("user", "assistant")
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1-mini",
+    "echo": "echo-1",
+}
+MAX_TOKENS_LIMIT = 1_000_000
+MAX_STOP_SEQUENCES = 16
+MAX_MESSAGES = 500
+MAX_TOOLS = 128
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+TOP_LEVEL_KEYS = {
+    "provider",
+    "model",
+    "system",
+    "messages",
+    "params",
+    "tools",
+    "response_format",
+    "variables",
+}
+PARAM_KEYS = {"temperature", "max_tokens", "top_p", "stop"}
+
+
+def _fail(field: str, message: str) -> ContentInvalid:
+    return ContentInvalid(f"{field}: {message}", field=field)
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(field, "must be a string.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _fail(field, "is not valid UTF-8 text.") from None
+    if "\x00" in value:
+        raise _fail(field, "must not contain NUL characters.")
+    return value
+
+
+def _number(value: Any, field: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(field, "must be a number.")
+    if not low <= value <= high:
+        raise _fail(field, f"must be between {low:g} and {high:g}.")
+    return float(value)
+
+
+def _json_schema(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(field, "must be a JSON object (a JSON schema).")
+    schema_type = value.get("type")
+    if schema_type is not None and not isinstance(schema_type, (str, list)):
+        raise _fail(field, "has an invalid 'type'.")
+    return value
+
+
+def _params(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise _fail("params", "must be an object.")
+    unknown = set(raw) - PARAM_KEYS
+    if unknown:
+        raise _fail("params", f"unknown parameter {sorted(unknown)[0]!r}.")
+    temperature = raw.get("temperature", 1.0)
+    max_tokens = raw.get("max_tokens", 1024)
+    top_p = raw.get("top_p")
+    stop = raw.get("stop") or []
+    if temperature is not None:
+        temperature = _number(temperature, "params.temperature", 0.0, 2.0)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise _fail("params.max_tokens", "must be a whole number.")
+    if not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
+        raise _fail("params.max_tokens", f"must be between 1 and {MAX_TOKENS_LIMIT}.")
+    if top_p is not None:
+        top_p = _number(top_p, "params.top_p", 0.0, 1.0)
+    if not isinstance(stop, list) or len(stop) > MAX_STOP_SEQUENCES:
+        raise _fail("params.stop", f"must be a list of at most {MAX_STOP_SEQUENCES} strings.")
+    stop = [_text(item, f"params.stop.{i}") for i, item in enumerate(stop)]
+    if any(not item for item in stop):
+        raise _fail("params.stop", "must not contain empty strings.")
+    return {"temperature": temperature, "max_tokens": max_tokens, "top_p": top_p, "stop": stop}
+
+
+def _tools(raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_TOOLS:
+        raise _fail("tools", f"must be a list of at most {MAX_TOOLS} tools.")
+    tools, names = [], set()
+    for index, tool in enumerate(raw):
+        field = f"tools.{index}"
+        if not isinstance(tool, dict):
+            raise _fail(field, "must be an object with name, description and input_schema.")
+        name = _text(tool.get("name"), f"{field}.name")
+        if not TOOL_NAME.match(name):
+            raise _fail(f"{field}.name", "must be 1-64 letters, digits, '_' or '-'.")
+        if name in names:
+            raise _fail(f"{field}.name", f"duplicate tool name {name!r}.")
+        names.add(name)
+        description = _text(tool.get("description", ""), f"{field}.description")
+        schema = _json_schema(tool.get("input_schema", {"type": "object"}), f"{field}.input_schema")
+        tools.append({"name": name, "description": description, "input_schema": schema})
+    return tools
+
+
+def _response_format(raw: Any) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _fail("response_format", "must be null or an object with name and schema.")
+    name = _text(raw.get("name", "response"), "response_format.name")
+    if not TOOL_NAME.match(name):
+        raise _fail("response_format.name", "must be 1-64 letters, digits, '_' or '-'.")
+    if "schema" not in raw:
+        raise _fail("response_format.schema", "is required (a JSON schema).")
+    return {"name": name, "schema": _json_schema(raw["schema"], "response_format.schema")}
+
+
+def _variables(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _fail("variables", "must be an object of name → default text.")
+    out = {}
+    for name, default in raw.items():
+        if not VARIABLE_NAME.match(name):
+            raise _fail(f"variables.{name}", "names are letters, digits and '_' (not first).")
+        out[name] = _text(default, f"variables.{name}")
+    return dict(sorted(out.items()))
+
+
+def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
+    """Validate `raw` and return its canonical form; raise ContentInvalid naming the field.
+
+    `text_field` checks each long text (system, message contents); the upload flow passes one
+    that also accepts `{"upload": id}` references.
+    """
+    if not isinstance(raw, dict):
+        raise _fail("content", "must be a JSON object.")
+    unknown = set(raw) - TOP_LEVEL_KEYS
+    if unknown:
+        raise _fail("content", f"unknown field {sorted(unknown)[0]!r}.")
+    provider = raw.get("provider", "echo")
+    if provider not in PROVIDERS:
+        raise _fail("provider", f"must be one of {', '.join(PROVIDERS)}.")
+    model = _text(raw.get("model") or DEFAULT_MODELS[provider], "model").strip()
+    if not model or len(model) > 200:
+        raise _fail("model", "must be 1-200 characters.")
+    system = text_field(raw.get("system", ""), "system")
+    messages_raw = raw.get("messages", [])
+    if not isinstance(messages_raw, list):
+        raise _fail("messages", "must be a list of {role, content}.")
+    if len(messages_raw) > MAX_MESSAGES:
+        raise _fail("messages", f"at most {MAX_MESSAGES} messages.")
+    messages = []
+    for index, message in enumerate(messages_raw):
+        field = f"messages.{index}"
+        if not isinstance(message, dict):
+            raise _fail(field, "must be an object with role and content.")
+        role = message.get("role")
+        if role not in ROLES:
+            raise _fail(f"{field}.role", f"must be one of {', '.join(ROLES)}.")
+        messages.append(
+            {"role": role, "content": text_field(message.get("content"), f"{field}.content")}
+        )
+    if not messages and not (isinstance(system, str) and system.strip()):
+        raise _fail("messages", "an empty messages list needs a system prompt.")
+    return {
+        "provider": provider,
+        "model": model,
+        "system": system,
+        "messages": messages,
+        "params": _params(raw.get("params")),
+        "tools": _tools(raw.get("tools")),
+        "response_format": _response_format(raw.get("response_format")),
+        "variables": _variables(raw.get("variables")),
+    }
+
+
+def content_hash(content: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8)."""
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def content_placeholders(content: dict[str, Any]) -> list[str]:
+    """Template variable names used in the texts, in order of first use."""
+    texts = [content["system"], *(m["content"] for m in content["messages"])]
+    seen: dict[str, None] = {}
+    for text in texts:
+        for match in PLACEHOLDER.finditer(text):
+            seen.setdefault(match.group(1), None)
+    return list(seen)

@@ -1,0 +1,26 @@
+from config.exceptions import Conflict, DomainError, NotFound
+
+
+class PlaygroundError(DomainError):
+    """Bad input to a playground service (400)."""
+
+
+class ContentInvalid(PlaygroundError):
+    """A version's content does not have the shape of DESIGN.md §8; `field` names the culprit."""
+
+
+class VersionImmutable(PlaygroundError):
+    """Prompt versions are written once; there is no update or delete path."""
+
+
+class LabelConflict(Conflict):
+    """A label's compare-and-set lost: it no longer points where the caller expected (409)."""
+
+
+__all__ = [
+    "ContentInvalid",
+    "LabelConflict",
+    "NotFound",
+    "PlaygroundError",
+    "VersionImmutable",
+]

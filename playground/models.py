@@ -1,0 +1,244 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .exceptions import VersionImmutable
+
+
+class Prompt(models.Model):
+    """A prompt: a title, an owner and a tree of immutable versions."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompts"
+    )
+    title = models.CharField(max_length=200)
+    question = models.ForeignKey(
+        "questionbank.Question",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="prompts",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Prompts are never hard-deleted while shared; archiving hides them.
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WriteOnceQuerySet(models.QuerySet):
+    """Rows written once: bulk update and delete are not available."""
+
+    def update(self, **kwargs):
+        raise VersionImmutable(f"{self.model.__name__} rows are immutable.")
+
+    def delete(self):
+        raise VersionImmutable(f"{self.model.__name__} rows are immutable.")
+
+
+class WriteOnceModel(models.Model):
+    """Immutable rows: `save()` only inserts, `delete()` refuses (like Wagtail's Revision)."""
+
+    objects = WriteOnceQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise VersionImmutable(f"{type(self).__name__} rows are immutable.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise VersionImmutable(f"{type(self).__name__} rows are immutable.")
+
+
+class PromptVersion(WriteOnceModel):
+    """One immutable version: everything needed to replay the call, plus a parent pointer.
+
+    Texts (system prompt, message contents) live in textstore; this row keeps their SHA-256.
+    `messages` is `[{"role": ..., "sha": ...}]`. The content hash covers the frozen fields
+    (playground.content.content_hash); the same content under the same parent is stored once.
+    """
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="versions")
+    parent = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="children"
+    )
+    number = models.PositiveIntegerField(help_text="1, 2, 3… within the prompt, in save order.")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompt_versions"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    message = models.CharField(max_length=500, blank=True)
+    content_hash = models.CharField(max_length=64)
+
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=200)
+    system_sha = models.CharField(max_length=64)
+    messages = models.JSONField(default=list)
+    params = models.JSONField(default=dict)
+    tools = models.JSONField(default=list)
+    response_format = models.JSONField(null=True, blank=True)
+    variables = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["prompt", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "number"], name="version_number_unique"),
+            models.UniqueConstraint(
+                fields=["prompt", "parent", "content_hash"], name="version_content_once_per_parent"
+            ),
+            models.UniqueConstraint(
+                fields=["prompt"], condition=Q(parent__isnull=True), name="version_one_root"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prompt_id} v{self.number}"
+
+
+class Label(models.Model):
+    """A named pointer to a version (`main`, `production`), moved only by compare-and-set."""
+
+    PROTECTED_NAMES = ("production",)
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="labels")
+    name = models.SlugField(max_length=40)
+    version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="labels")
+    protected = models.BooleanField(default=False, help_text="Only the owner may move it.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "name"], name="label_name_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LabelMove(WriteOnceModel):
+    """Append-only log: every move of every label, with who and when."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="moves")
+    from_version = models.ForeignKey(
+        PromptVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    to_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    moved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-moved_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.label_id}: {self.from_version_id} → {self.to_version_id}"
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    EDITOR = "editor", "Editor"
+    VIEWER = "viewer", "Viewer"
+
+
+class ShareLink(models.Model):
+    """A link to one pinned version or to a label (follows it). Only the token's hash is kept."""
+
+    class Access(models.TextChoices):
+        PUBLIC = "public", "Anyone with the link"
+        LOGIN = "login", "Signed-in accounts with the link"
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    # The public prefix plus a few characters, so the owner can tell links apart; not usable.
+    token_hint = models.CharField(max_length=16)
+    access = models.CharField(max_length=8, choices=Access.choices)
+    version = models.ForeignKey(
+        PromptVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    label_name = models.SlugField(max_length=40, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(version__isnull=False) & Q(label_name=""))
+                | (Q(version__isnull=True) & ~Q(label_name="")),
+                name="sharelink_one_scope",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.token_hint}… ({self.access})"
+
+
+class AccessGrant(models.Model):
+    """Explicit access for one account. Revoking keeps the row (revoked_at) for the record."""
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="grants")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="grants"
+    )
+    role = models.CharField(
+        max_length=8, choices=[(Role.EDITOR, "Editor"), (Role.VIEWER, "Viewer")]
+    )
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prompt", "user"],
+                condition=Q(revoked_at__isnull=True),
+                name="grant_one_active_per_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} on {self.prompt_id}"
+
+
+class AccessLogEntry(WriteOnceModel):
+    """Who opened which link or grant, and when. Never the token."""
+
+    class Via(models.TextChoices):
+        LINK = "link", "Link"
+        GRANT = "grant", "Grant"
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="access_log")
+    via = models.CharField(max_length=8, choices=Via.choices)
+    link = models.ForeignKey(
+        ShareLink, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    grant = models.ForeignKey(
+        AccessGrant, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    path = models.CharField(max_length=40, help_text="page or api")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["prompt", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.prompt_id} via {self.via} at {self.at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,233 @@
+"""Reads of the playground, always scoped to the requesting user.
+
+Access: the owner, or an account with an active grant (viewer or editor). Every view and API
+call goes through `prompt_get_for_user` / `version_get_for_user`, which check the database in
+the same request, so a revoked grant stops working on the very next request. Anything a user may
+not see raises NotFound, exactly like a missing id. Share links are resolved separately
+(`share_link_resolve`): a link opens one version, never the prompt's other pages.
+"""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.tokens import token_hash
+from config.exceptions import Forbidden
+from textstore.selectors import blob_read
+
+from .exceptions import NotFound
+from .models import AccessGrant, AccessLogEntry, Label, Prompt, PromptVersion, Role, ShareLink
+
+User = AbstractBaseUser | AnonymousUser
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+
+
+def prompt_list_for_user(*, user: User) -> QuerySet[Prompt]:
+    """Prompts the user owns (not archived)."""
+    if not user.is_authenticated:
+        return Prompt.objects.none()
+    return Prompt.objects.filter(owner=user, archived_at__isnull=True).select_related(
+        "owner", "question"
+    )
+
+
+def prompt_list_visible(*, user: User) -> QuerySet[Prompt]:
+    """Every prompt the user may see: owned, or shared with them by an active grant."""
+    if not user.is_authenticated:
+        return Prompt.objects.none()
+    shared = AccessGrant.objects.filter(user=user, revoked_at__isnull=True).values("prompt_id")
+    return Prompt.objects.filter(
+        Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True
+    ).select_related("owner", "question")
+
+
+def prompt_list_shared_with_user(*, user: User) -> QuerySet[AccessGrant]:
+    """Active grants to the user, with their prompts ("Shared with me")."""
+    if not user.is_authenticated:
+        return AccessGrant.objects.none()
+    return (
+        AccessGrant.objects.filter(
+            user=user, revoked_at__isnull=True, prompt__archived_at__isnull=True
+        )
+        .select_related("prompt", "prompt__owner", "prompt__question")
+        .order_by("-created_at")
+    )
+
+
+def _parse_id(value: Any) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise NotFound from None
+    if number <= 0 or number > 2**62:
+        raise NotFound
+    return number
+
+
+def _role(user: User, prompt: Prompt) -> tuple[str | None, AccessGrant | None]:
+    """The user's role on the prompt, checked against the database now (no caching)."""
+    if not user.is_authenticated:
+        return None, None
+    if prompt.owner_id == user.pk:
+        return Role.OWNER, None
+    grant = AccessGrant.objects.filter(prompt=prompt, user=user, revoked_at__isnull=True).first()
+    return (grant.role, grant) if grant else (None, None)
+
+
+def _authorise(user: User, prompt: Prompt | None, min_role: str) -> Prompt:
+    if prompt is None:
+        raise NotFound
+    role, grant = _role(user, prompt)
+    if role is None:
+        raise NotFound  # not yours: the same answer as a missing id
+    if ROLE_RANK[role] < ROLE_RANK[min_role]:
+        raise Forbidden(
+            "You have read-only access to this prompt."
+            if role == Role.VIEWER
+            else "Only the owner can do this."
+        )
+    prompt.role = role
+    prompt.grant = grant
+    return prompt
+
+
+def prompt_get_for_user(*, user: User, prompt_id: Any, min_role: str = Role.VIEWER) -> Prompt:
+    """The prompt if `user` has at least `min_role` on it; NotFound if they cannot see it,
+    Forbidden if they can see it but not do this. Sets `prompt.role` and `prompt.grant`."""
+    prompt = (
+        Prompt.objects.select_related("owner", "question").filter(pk=_parse_id(prompt_id)).first()
+    )
+    return _authorise(user, prompt, min_role)
+
+
+def version_get_for_user(
+    *, user: User, version_id: Any, min_role: str = Role.VIEWER
+) -> PromptVersion:
+    version = (
+        PromptVersion.objects.select_related("prompt", "prompt__owner", "author", "parent")
+        .filter(pk=_parse_id(version_id))
+        .first()
+    )
+    if version is None:
+        raise NotFound
+    _authorise(user, version.prompt, min_role)
+    return version
+
+
+def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
+    """A version of an already-authorised prompt (for parents, targets, diff partners)."""
+    version = (
+        PromptVersion.objects.select_related("author")
+        .filter(pk=_parse_id(version_id), prompt=prompt)
+        .first()
+    )
+    if version is None:
+        raise NotFound
+    return version
+
+
+def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
+    """All versions of a prompt in save order, with authors, in one query (no texts)."""
+    return (
+        PromptVersion.objects.filter(prompt=prompt)
+        .select_related("author")
+        .only(
+            "id",
+            "prompt_id",
+            "parent_id",
+            "number",
+            "author__username",
+            "created_at",
+            "message",
+            "content_hash",
+            "provider",
+            "model",
+        )
+        .order_by("number")
+    )
+
+
+def label_list(*, prompt: Prompt) -> QuerySet[Label]:
+    return Label.objects.filter(prompt=prompt).select_related("version").order_by("name")
+
+
+def label_main(*, prompt: Prompt) -> Label | None:
+    return Label.objects.filter(prompt=prompt, name="main").select_related("version").first()
+
+
+def version_content(*, version: PromptVersion) -> dict[str, Any]:
+    """The version's full content in the §8 shape, texts read back from textstore."""
+    return {
+        "provider": version.provider,
+        "model": version.model,
+        "system": blob_read(sha=version.system_sha),
+        "messages": [
+            {"role": m["role"], "content": blob_read(sha=m["sha"])} for m in version.messages
+        ],
+        "params": version.params,
+        "tools": version.tools,
+        "response_format": version.response_format,
+        "variables": version.variables,
+    }
+
+
+def share_link_list(*, prompt: Prompt) -> QuerySet[ShareLink]:
+    return ShareLink.objects.filter(prompt=prompt).select_related("version", "created_by")
+
+
+def grant_list(*, prompt: Prompt) -> QuerySet[AccessGrant]:
+    return (
+        AccessGrant.objects.filter(prompt=prompt, revoked_at__isnull=True)
+        .select_related("user")
+        .order_by("user__username")
+    )
+
+
+def access_log(*, prompt: Prompt, limit: int = 50) -> QuerySet[AccessLogEntry]:
+    return (
+        AccessLogEntry.objects.filter(prompt=prompt)
+        .select_related("user", "link", "grant")
+        .order_by("-at", "-id")[:limit]
+    )
+
+
+def share_link_resolve(*, token: str) -> ShareLink | None:
+    """The live link for `token`, or None (unknown, revoked or expired — all alike).
+
+    The token is hashed and looked up by its SHA-256, so the time taken does not depend on how
+    many leading characters of a guess match a stored token.
+    """
+    if not isinstance(token, str) or not 8 <= len(token) <= 128 or not token.isascii():
+        return None
+    link = (
+        ShareLink.objects.select_related("prompt", "prompt__owner", "version")
+        .filter(token_hash=token_hash(token), revoked_at__isnull=True)
+        .first()
+    )
+    if link is None or link.prompt.archived_at is not None:
+        return None
+    if link.expires_at is not None and link.expires_at <= timezone.now():
+        return None
+    return link
+
+
+def share_link_version(*, link: ShareLink) -> PromptVersion | None:
+    """What the link shows now: its pinned version, or where its label points."""
+    if link.version_id is not None:
+        return (
+            PromptVersion.objects.select_related("author", "parent", "prompt")
+            .filter(pk=link.version_id)
+            .first()
+        )
+    label = (
+        Label.objects.select_related(
+            "version", "version__author", "version__parent", "version__prompt"
+        )
+        .filter(prompt_id=link.prompt_id, name=link.label_name)
+        .first()
+    )
+    return label.version if label else None

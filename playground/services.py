@@ -1,0 +1,385 @@
+"""Writes of the playground. Each service is one transaction with an explicit acting user."""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from accounts.tokens import token_generate, token_hash
+from config.exceptions import Forbidden
+from questionbank.models import Question
+from textstore.services import blob_put
+
+from .content import content_hash, content_validate
+from .exceptions import ContentInvalid, LabelConflict, PlaygroundError
+from .models import (
+    AccessGrant,
+    AccessLogEntry,
+    Label,
+    LabelMove,
+    Prompt,
+    PromptVersion,
+    Role,
+    ShareLink,
+)
+from .selectors import version_content
+
+logger = logging.getLogger(__name__)
+
+MAIN_LABEL = "main"
+NUMBER_RETRIES = 8
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What a save did: the version, whether it is new, and whether `main` followed it."""
+
+    version: PromptVersion
+    created: bool
+    main_moved: bool
+
+
+def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
+    """Put every text into textstore, as a delta against the parent's same field if any."""
+    parent_messages = parent.messages if parent else []
+    system = blob_put(text=content["system"], base=parent.system_sha if parent else None)
+    messages = []
+    for index, message in enumerate(content["messages"]):
+        base = parent_messages[index]["sha"] if index < len(parent_messages) else None
+        if base is None and parent_messages:
+            base = parent_messages[-1]["sha"]
+        blob = blob_put(text=message["content"], base=base)
+        messages.append({"role": message["role"], "sha": blob.sha256})
+    return {"system_sha": system.sha256, "messages": messages}
+
+
+def _insert_version(
+    *,
+    prompt: Prompt,
+    parent: PromptVersion | None,
+    author: AbstractBaseUser,
+    content: dict[str, Any],
+    digest: str,
+    message: str,
+) -> tuple[PromptVersion, bool]:
+    """Insert with the next number; on a race, either reuse the twin or take a new number."""
+    texts = _store_texts(content, parent)
+    for _ in range(NUMBER_RETRIES):
+        existing = PromptVersion.objects.filter(
+            prompt=prompt, parent=parent, content_hash=digest
+        ).first()
+        if existing is not None:
+            return existing, False
+        number = (prompt.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        try:
+            with transaction.atomic():
+                version = PromptVersion.objects.create(
+                    prompt=prompt,
+                    parent=parent,
+                    number=number,
+                    author=author,
+                    message=message,
+                    content_hash=digest,
+                    provider=content["provider"],
+                    model=content["model"],
+                    params=content["params"],
+                    tools=content["tools"],
+                    response_format=content["response_format"],
+                    variables=content["variables"],
+                    **texts,
+                )
+            return version, True
+        except IntegrityError:
+            continue  # a concurrent save took this number, or saved the same content
+    raise PlaygroundError("Too many concurrent saves on this prompt; try again.")
+
+
+def _label_cas(
+    *, actor: AbstractBaseUser, label: Label, expected_id: int | None, version: PromptVersion
+) -> bool:
+    """Move `label` to `version` iff it still points at `expected_id`; log the move."""
+    moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(version=version)
+    if moved:
+        LabelMove.objects.create(
+            label=label, from_version_id=expected_id, to_version=version, actor=actor
+        )
+    return bool(moved)
+
+
+@transaction.atomic
+def prompt_create(
+    *,
+    actor: AbstractBaseUser,
+    title: str,
+    content: Any,
+    question: Question | None = None,
+    message: str = "",
+) -> tuple[Prompt, PromptVersion]:
+    """A new prompt with its root version and a `main` label pointing at it."""
+    title = (title or "").strip()
+    if not title or len(title) > 200:
+        raise ContentInvalid("title: must be 1-200 characters.", field="title")
+    canonical = content_validate(content)
+    prompt = Prompt.objects.create(owner=actor, title=title, question=question)
+    version, _ = _insert_version(
+        prompt=prompt,
+        parent=None,
+        author=actor,
+        content=canonical,
+        digest=content_hash(canonical),
+        message=message or "First version",
+    )
+    label = Label.objects.create(prompt=prompt, name=MAIN_LABEL, version=version)
+    LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
+    logger.info("prompt.created", extra={"prompt_id": prompt.pk, "actor_id": actor.pk})
+    return prompt, version
+
+
+@transaction.atomic
+def prompt_version_create(
+    *,
+    actor: AbstractBaseUser,
+    prompt: Prompt,
+    parent: PromptVersion,
+    content: Any,
+    message: str = "",
+) -> SaveResult:
+    """Save `content` as a child of `parent`. Never overwrites, never rejects for a race.
+
+    Two saves from one parent make two siblings; identical content under the same parent
+    returns the existing version. `main` follows the save only if it still points at `parent`
+    (compare-and-set): if someone moved it meanwhile, the save stays a branch.
+    """
+    if parent.prompt_id != prompt.pk:
+        raise ContentInvalid("parent: belongs to another prompt.", field="parent")
+    if len(message) > 500:
+        raise ContentInvalid("message: at most 500 characters.", field="message")
+    canonical = content_validate(content)
+    version, created = _insert_version(
+        prompt=prompt,
+        parent=parent,
+        author=actor,
+        content=canonical,
+        digest=content_hash(canonical),
+        message=message,
+    )
+    main_moved = False
+    main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).first()
+    if created and main is not None:
+        main_moved = _label_cas(actor=actor, label=main, expected_id=parent.pk, version=version)
+    if created:
+        logger.info(
+            "prompt_version.created",
+            extra={"prompt_id": prompt.pk, "version_id": version.pk, "main_moved": main_moved},
+        )
+    return SaveResult(version=version, created=created, main_moved=main_moved)
+
+
+def prompt_version_revert(
+    *,
+    actor: AbstractBaseUser,
+    prompt: Prompt,
+    target: PromptVersion,
+    parent: PromptVersion,
+) -> SaveResult:
+    """Undo: a new child of `parent` whose content equals `target`'s."""
+    if target.prompt_id != prompt.pk:
+        raise ContentInvalid("target: belongs to another prompt.", field="target")
+    return prompt_version_create(
+        actor=actor,
+        prompt=prompt,
+        parent=parent,
+        content=version_content(version=target),
+        message=f"Revert to v{target.number}",
+    )
+
+
+@transaction.atomic
+def label_move(
+    *,
+    actor: AbstractBaseUser,
+    prompt: Prompt,
+    name: str,
+    version: PromptVersion,
+    expected: PromptVersion | None = None,
+    expected_given: bool = False,
+) -> Label:
+    """Point label `name` at `version`, creating it if new.
+
+    With `expected_given`, it is a compare-and-set: the label must currently point at
+    `expected` (None = must not exist yet), else LabelConflict. Every move is logged.
+    """
+    if version.prompt_id != prompt.pk:
+        raise ContentInvalid("version: belongs to another prompt.", field="version")
+    label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
+    is_owner = actor.pk == prompt.owner_id
+    if not is_owner and (name in Label.PROTECTED_NAMES or (label is not None and label.protected)):
+        raise Forbidden(f"Only the owner can move the protected label {name!r}.")
+    if label is None:
+        if expected_given and expected is not None:
+            raise LabelConflict(
+                f"Label {name!r} does not exist (expected it at v{expected.number})."
+            )
+        try:
+            with transaction.atomic():
+                label = Label.objects.create(
+                    prompt=prompt,
+                    name=name,
+                    version=version,
+                    protected=name in Label.PROTECTED_NAMES,
+                )
+        except IntegrityError:
+            raise LabelConflict(f"Label {name!r} was created concurrently; reload.") from None
+        LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
+        return label
+    if expected_given:
+        expected_id = expected.pk if expected is not None else None
+    else:
+        expected_id = label.version_id
+    if label.version_id == version.pk and expected_id == version.pk:
+        return label  # already there: a replayed request is a no-op
+    if not _label_cas(actor=actor, label=label, expected_id=expected_id, version=version):
+        label.refresh_from_db()
+        raise LabelConflict(
+            f"Label {name!r} moved: it points at v{label.version.number}, not the expected version."
+        )
+    label.refresh_from_db()
+    logger.info("label.moved", extra={"prompt_id": prompt.pk, "label": name, "actor_id": actor.pk})
+    return label
+
+
+# --- sharing ------------------------------------------------------------------------------
+
+SHARE_TOKEN_PREFIX = "rl_"  # noqa: S105 (a public prefix so secret scanners can spot leaked links)
+
+
+def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
+    if prompt.owner_id != actor.pk:
+        raise Forbidden("Only the owner can manage sharing.")
+
+
+@transaction.atomic
+def share_link_create(
+    *,
+    actor: AbstractBaseUser,
+    prompt: Prompt,
+    access: str,
+    version: PromptVersion | None = None,
+    label_name: str = "",
+    expires_at: datetime | None = None,
+) -> tuple[ShareLink, str]:
+    """A new link to one pinned version or to a label. Returns the link and its token.
+
+    The token (256 bits from `secrets`, prefixed `rl_`) is returned once and never stored:
+    the row keeps its SHA-256 and a short hint.
+    """
+    _owner_only(actor, prompt)
+    if access not in ShareLink.Access.values:
+        raise ContentInvalid("access: must be 'public' or 'login'.", field="access")
+    if (version is None) == (not label_name):
+        raise ContentInvalid("Give exactly one of version or label.", field="version")
+    if version is not None and version.prompt_id != prompt.pk:
+        raise ContentInvalid("version: no such version in this prompt.", field="version")
+    if label_name and not Label.objects.filter(prompt=prompt, name=label_name).exists():
+        raise ContentInvalid(f"label: no label {label_name!r} on this prompt.", field="label")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ContentInvalid("expires_at: must be in the future.", field="expires_at")
+    token = token_generate(prefix=SHARE_TOKEN_PREFIX)
+    link = ShareLink.objects.create(
+        prompt=prompt,
+        token_hash=token_hash(token),
+        token_hint=token[: len(SHARE_TOKEN_PREFIX) + 4],
+        access=access,
+        version=version,
+        label_name=label_name,
+        created_by=actor,
+        expires_at=expires_at,
+    )
+    logger.info("link.created", extra={"prompt_id": prompt.pk, "link_id": link.pk})
+    return link, token
+
+
+@transaction.atomic
+def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
+    """Revoke a link; effective on the next request. Revoking twice is a no-op."""
+    _owner_only(actor, link.prompt)
+    ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    link.refresh_from_db()
+    logger.info("link.revoked", extra={"prompt_id": link.prompt_id, "link_id": link.pk})
+    return link
+
+
+@transaction.atomic
+def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: str) -> AccessGrant:
+    """Give `username` the role on `prompt` (replacing an active grant with another role)."""
+    _owner_only(actor, prompt)
+    if role not in (Role.VIEWER, Role.EDITOR):
+        raise ContentInvalid("role: must be 'viewer' or 'editor'.", field="role")
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None:
+        raise ContentInvalid(f"username: no account named {username!r}.", field="username")
+    if user.pk == prompt.owner_id:
+        raise ContentInvalid("username: the owner already has full access.", field="username")
+    current = (
+        AccessGrant.objects.select_for_update()
+        .filter(prompt=prompt, user=user, revoked_at__isnull=True)
+        .first()
+    )
+    if current is not None and current.role == role:
+        return current
+    if current is not None:
+        AccessGrant.objects.filter(pk=current.pk).update(revoked_at=timezone.now())
+    grant = AccessGrant.objects.create(prompt=prompt, user=user, role=role, granted_by=actor)
+    logger.info("grant.set", extra={"prompt_id": prompt.pk, "user_id": user.pk, "role": role})
+    return grant
+
+
+@transaction.atomic
+def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> int:
+    """Revoke the user's active grant; effective on the next request. Returns rows changed."""
+    _owner_only(actor, prompt)
+    changed = AccessGrant.objects.filter(
+        prompt=prompt, user__username=username, revoked_at__isnull=True
+    ).update(revoked_at=timezone.now())
+    logger.info("grant.revoked", extra={"prompt_id": prompt.pk, "changed": changed})
+    return changed
+
+
+def access_log_record(
+    *,
+    prompt: Prompt,
+    via: str,
+    user: AbstractBaseUser | None,
+    path: str,
+    link: ShareLink | None = None,
+    grant: AccessGrant | None = None,
+) -> None:
+    """Append who opened the prompt through which link or grant (never the token)."""
+    AccessLogEntry.objects.create(
+        prompt=prompt,
+        via=via,
+        link=link,
+        grant=grant,
+        user=user if user is not None and user.is_authenticated else None,
+        path=path,
+    )
+
+
+@transaction.atomic
+def prompt_copy_from_link(
+    *, actor: AbstractBaseUser, link: ShareLink, version: PromptVersion
+) -> Prompt:
+    """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
+    prompt, _ = prompt_create(
+        actor=actor,
+        title=f"Copy of {link.prompt.title}"[:200],
+        content=version_content(version=version),
+        message=f"Copied from a shared link (v{version.number})",
+    )
+    return prompt

@@ -1,0 +1,50 @@
+"""Opening a share link from a request: rate-limited token resolution, then the access log.
+
+Used by the shared page (/s/{token}) and the shared API (/api/v1/shared/{token}/).
+"""
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from config.exceptions import RateLimited
+from config.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
+
+from .exceptions import NotFound
+from .models import AccessLogEntry, PromptVersion, ShareLink
+from .selectors import share_link_resolve, share_link_version
+from .services import access_log_record
+
+SCOPE = "share-token"
+
+
+class LoginRequired(Exception):
+    """A `login` link opened without a session."""
+
+
+def _limit() -> Limit:
+    return Limit(count=settings.SHARE_GUESS_LIMIT, window_seconds=settings.SHARE_GUESS_WINDOW)
+
+
+def shared_open(*, request: HttpRequest, token: str, path: str) -> tuple[ShareLink, PromptVersion]:
+    """The link and the version it shows now, or NotFound / RateLimited / LoginRequired.
+
+    Failed look-ups count against the client; over the limit every look-up is refused
+    until the window ends, so guessing costs time whether or not a guess would have hit.
+    """
+    ident = client_ip(request)
+    wait = ratelimit_exceeded(scope=SCOPE, ident=ident, limit=_limit())
+    if wait:
+        raise RateLimited(
+            "Too many invalid links from this address; try again later.", retry_after=wait
+        )
+    link = share_link_resolve(token=token)
+    version = share_link_version(link=link) if link is not None else None
+    if link is None or version is None:
+        ratelimit_hit(scope=SCOPE, ident=ident, limit=_limit())
+        raise NotFound
+    if link.access == ShareLink.Access.LOGIN and not request.user.is_authenticated:
+        raise LoginRequired
+    access_log_record(
+        prompt=link.prompt, via=AccessLogEntry.Via.LINK, user=request.user, path=path, link=link
+    )
+    return link, version

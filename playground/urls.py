@@ -1,0 +1,33 @@
+from django.urls import path
+
+from . import views
+
+app_name = "playground"
+urlpatterns = [
+    path("", views.prompt_list_view, name="list"),
+    path("new/", views.prompt_new_view, name="new"),
+    path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
+    path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
+    path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),
+    path(
+        "p/<int:prompt_id>/revert/<int:version_id>/",
+        views.version_revert_view,
+        name="revert",
+    ),
+]
+
+urlpatterns += [
+    path("p/<int:prompt_id>/share/", views.share_panel_view, name="share"),
+    path("p/<int:prompt_id>/share/links/", views.share_link_create_view, name="link-create"),
+    path(
+        "p/<int:prompt_id>/share/links/<int:link_id>/revoke/",
+        views.share_link_revoke_view,
+        name="link-revoke",
+    ),
+    path("p/<int:prompt_id>/share/grants/", views.grant_create_view, name="grant-create"),
+    path(
+        "p/<int:prompt_id>/share/grants/<str:username>/revoke/",
+        views.grant_revoke_view,
+        name="grant-revoke",
+    ),
+]

@@ -1,0 +1,30 @@
+// Share dialog: open/close the <dialog>, copy the one-time link.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    const opener = event.target.closest("[data-open-dialog]");
+    if (opener) {
+      const dialog = document.getElementById(opener.dataset.openDialog);
+      if (dialog) dialog.showModal();
+      return;
+    }
+    const closer = event.target.closest("[data-close-dialog]");
+    if (closer) {
+      closer.closest("dialog").close();
+      return;
+    }
+    const copier = event.target.closest("[data-copy]");
+    if (copier) {
+      const input = document.querySelector(copier.dataset.copy);
+      if (!input) return;
+      input.select();
+      const done = function () { copier.textContent = "Copied"; };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(input.value).then(done, function () { document.execCommand("copy"); done(); });
+      } else {
+        document.execCommand("copy");
+        done();
+      }
+    }
+  });
+})();

@@ -1,0 +1,75 @@
+import pytest
+
+from playground.models import AccessGrant, ShareLink
+from playground.services import prompt_create
+from tests.browser.test_playground_browser import login
+from tests.factories import make_user
+from tests.playground.factories import content
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_public_link_then_revoke(new_page, artifacts_dir):
+    owner = make_user("olga")
+    prompt, _ = prompt_create(
+        actor=owner, title="Shared critic", content=content(system="Share me.")
+    )
+    page = new_page()
+    login(page, "olga")
+    page.goto(f"/playground/p/{prompt.pk}/")
+    page.get_by_role("button", name="Share").click()
+    dialog = page.locator("#share-dialog")
+    dialog.get_by_label("Who can open the link").select_option("public")
+    dialog.get_by_role("button", name="Create link").click()
+    url = dialog.get_by_label("New share link").input_value()
+    assert "/s/rl_" in url
+    dialog.screenshot(path=artifacts_dir / "share-dialog.png")
+    assert (
+        ShareLink.objects.count() == 1
+        and url.split("/s/")[1] not in ShareLink.objects.get().token_hash
+    )
+
+    anonymous = new_page()
+    anonymous.goto(url)
+    assert anonymous.locator("h1").inner_text().startswith("Shared critic")
+    assert "Share me." in anonymous.content()
+    anonymous.screenshot(path=artifacts_dir / "shared-page.png", full_page=True)
+
+    page.once("dialog", lambda d: d.accept())  # hx-confirm
+    dialog.get_by_role("button", name="Revoke").click()
+    dialog.locator(".status-revoked").wait_for()
+    anonymous.reload()
+    assert anonymous.locator("h1").inner_text() == "Not found"
+    assert "Share me." not in anonymous.content()
+    anonymous.screenshot(path=artifacts_dir / "revoked-link.png")
+
+
+def test_grant_between_two_accounts_then_revoke(new_page, artifacts_dir):
+    owner = make_user("olga")
+    make_user("bob")
+    prompt, _ = prompt_create(actor=owner, title="Team prompt", content=content(system="For Bob."))
+    page = new_page()
+    login(page, "olga")
+    page.goto(f"/playground/p/{prompt.pk}/")
+    page.get_by_role("button", name="Share").click()
+    dialog = page.locator("#share-dialog")
+    dialog.get_by_label("Username to share with").fill("bob")
+    dialog.get_by_label("Role").select_option("viewer")
+    dialog.get_by_role("button", name="Share").click()
+    dialog.locator(".grant-row[data-user='bob']").wait_for()
+    assert AccessGrant.objects.filter(user__username="bob", revoked_at__isnull=True).count() == 1
+
+    bob = new_page()
+    login(bob, "bob")
+    bob.goto("/playground/")
+    bob.get_by_role("link", name="Team prompt").click()
+    assert "For Bob." in bob.content()
+    assert bob.get_by_role("button", name="Save version").count() == 0
+    bob.screenshot(path=artifacts_dir / "grantee-view.png", full_page=True)
+
+    page.once("dialog", lambda d: d.accept())
+    dialog.locator(".grant-row[data-user='bob']").get_by_role("button", name="Revoke").click()
+    dialog.locator(".grant-row").first.wait_for(state="detached")
+    bob.reload()
+    assert bob.locator("h1").inner_text() == "Not found"
+    assert "For Bob." not in bob.content()

@@ -1,0 +1,1 @@
+"""Helpers for the export tests: a fake provider server, the case matrix, and runners."""

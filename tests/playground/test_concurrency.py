@@ -1,0 +1,101 @@
+"""Concurrent saves and label moves on a real database with real threads (PostgreSQL)."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from playground.exceptions import LabelConflict
+from playground.models import Label, LabelMove, PromptVersion
+from playground.services import label_move
+from tests.conftest import EXPECT_SERVICES
+from tests.factories import make_user
+from tests.playground.factories import make_prompt, save
+
+pytestmark = pytest.mark.django_db(transaction=True)
+THREADS = 8
+
+
+@pytest.fixture(autouse=True)
+def _needs_postgresql():
+    if connection.vendor != "postgresql":
+        if EXPECT_SERVICES:
+            pytest.fail("the services pass must run the concurrency tests on PostgreSQL")
+        pytest.skip(
+            "concurrency tests need PostgreSQL (set DATABASE_URL); SQLite serialises writes"
+        )
+
+
+def _run_together(target, count: int) -> list:
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = target(index)
+        except Exception as exc:  # collected and asserted on below
+            results[index] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_concurrent_saves_from_one_parent_make_siblings_none_lost():
+    owner = make_user("owner")
+    prompt, root = make_prompt(owner)
+    results = _run_together(
+        lambda i: save(owner, prompt, root, message=f"save {i}", system=f"variant {i}"), THREADS
+    )
+    assert all(not isinstance(r, Exception) for r in results), results
+    versions = PromptVersion.objects.filter(prompt=prompt, parent=root)
+    assert versions.count() == THREADS
+    assert sorted(v.message for v in versions) == sorted(f"save {i}" for i in range(THREADS))
+    numbers = sorted(PromptVersion.objects.filter(prompt=prompt).values_list("number", flat=True))
+    assert numbers == list(range(1, THREADS + 2))
+    # main followed exactly one of them; the others are branches.
+    assert sum(r.main_moved for r in results) == 1
+    main = Label.objects.get(prompt=prompt, name="main")
+    assert main.version_id == next(r.version.pk for r in results if r.main_moved)
+
+
+def test_concurrent_identical_saves_store_one_version():
+    owner = make_user("owner")
+    prompt, root = make_prompt(owner)
+    results = _run_together(lambda i: save(owner, prompt, root, system="same"), THREADS)
+    assert all(not isinstance(r, Exception) for r in results), results
+    assert len({r.version.pk for r in results}) == 1
+    assert sum(r.created for r in results) == 1
+    assert PromptVersion.objects.filter(prompt=prompt).count() == 2
+
+
+def test_label_compare_and_set_under_contention():
+    owner = make_user("owner")
+    prompt, root = make_prompt(owner)
+    # main ends on targets[0] (the first save); every thread tries to move it elsewhere.
+    targets = [save(owner, prompt, root, system=f"t{i}").version for i in range(THREADS + 1)]
+    assert Label.objects.get(prompt=prompt, name="main").version == targets[0]
+    results = _run_together(
+        lambda i: label_move(
+            actor=owner,
+            prompt=prompt,
+            name="main",
+            version=targets[i + 1],
+            expected=targets[0],
+            expected_given=True,
+        ),
+        THREADS,
+    )
+    winners = [r for r in results if not isinstance(r, Exception)]
+    losers = [r for r in results if isinstance(r, LabelConflict)]
+    assert len(winners) == 1 and len(losers) == THREADS - 1
+    main = Label.objects.get(prompt=prompt, name="main")
+    assert main.version_id == winners[0].version_id
+    last = LabelMove.objects.filter(label=main).order_by("-id").first()
+    assert (last.from_version_id, last.to_version_id) == (targets[0].pk, winners[0].version_id)
