@@ -175,6 +175,16 @@ def version_content(*, version: PromptVersion) -> dict[str, Any]:
     }
 
 
+def share_link_get_for_user(*, user: User, link_id: Any) -> ShareLink:
+    """A link by id, for its prompt's owner only: anyone else gets NotFound or Forbidden
+    exactly as for the prompt itself."""
+    link = ShareLink.objects.select_related("prompt").filter(pk=_parse_id(link_id)).first()
+    if link is None:
+        raise NotFound
+    link.prompt = prompt_get_for_user(user=user, prompt_id=link.prompt_id, min_role=Role.OWNER)
+    return link
+
+
 def share_link_list(*, prompt: Prompt) -> QuerySet[ShareLink]:
     return ShareLink.objects.filter(prompt=prompt).select_related("version", "created_by")
 

@@ -351,6 +351,15 @@ def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> i
     return changed
 
 
+def access_log_grant_use(*, prompt: Prompt, user: AbstractBaseUser, path: str) -> None:
+    """Record a grantee's visit; owners' own visits are not logged."""
+    grant = getattr(prompt, "grant", None)
+    if grant is not None:
+        access_log_record(
+            prompt=prompt, via=AccessLogEntry.Via.GRANT, user=user, path=path, grant=grant
+        )
+
+
 def access_log_record(
     *,
     prompt: Prompt,

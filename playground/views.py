@@ -15,14 +15,14 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from config.exceptions import Forbidden, RateLimited
-from questionbank.models import Question
+from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
 from .diffing import content_diff
 from .exceptions import ContentInvalid, NotFound, PlaygroundError
 from .export import export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
-from .models import AccessLogEntry, Prompt, PromptVersion, Role, ShareLink
+from .models import Prompt, PromptVersion, Role, ShareLink
 from .selectors import (
     access_log,
     grant_list,
@@ -36,7 +36,7 @@ from .selectors import (
     version_tree,
 )
 from .services import (
-    access_log_record,
+    access_log_grant_use,
     grant_revoke,
     grant_set,
     prompt_copy_from_link,
@@ -98,7 +98,7 @@ def prompt_list_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def prompt_new_view(request: HttpRequest) -> HttpResponse:
-    questions = Question.objects.only("slug", "title")
+    questions = question_list().only("slug", "title")
     context: dict[str, Any] = {"section": "playground", "questions": questions}
     if request.method != "POST":
         initial_question = request.GET.get("question", "")
@@ -111,7 +111,10 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
     title = request.POST.get("title", "")
     slug = request.POST.get("question", "")
     try:
-        question = Question.objects.filter(slug=slug).first() if slug else None
+        try:
+            question = question_by_slug(slug=slug)
+        except NotFound:
+            raise ContentInvalid("question: unknown question.", field="question") from None
         prompt, _ = prompt_create(
             actor=request.user,
             title=title,
@@ -177,14 +180,7 @@ def _prompt_page(
 def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = _prompt_or_404(request, prompt_id)
     selected = _version_or_404(prompt, request.GET["v"]) if request.GET.get("v") else None
-    if prompt.grant is not None:
-        access_log_record(
-            prompt=prompt,
-            via=AccessLogEntry.Via.GRANT,
-            user=request.user,
-            path="page",
-            grant=prompt.grant,
-        )
+    access_log_grant_use(prompt=prompt, user=request.user, path="page")
     return _prompt_page(request, prompt, selected)
 
 

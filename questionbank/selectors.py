@@ -20,3 +20,13 @@ def question_get(*, slug: str) -> Question:
         return Question.objects.prefetch_related(*DETAIL_PREFETCH).get(slug=slug)
     except Question.DoesNotExist:
         raise NotFound from None
+
+
+def question_by_slug(*, slug: str | None) -> Question | None:
+    """The question for an optional slug given by a client; NotFound for an unknown one."""
+    if not slug:
+        return None
+    question = Question.objects.filter(slug=slug).first()
+    if question is None:
+        raise NotFound
+    return question

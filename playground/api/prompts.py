@@ -12,12 +12,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from questionbank.models import Question
+from questionbank.selectors import question_by_slug
 
 from ..diffing import content_diff, text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
-from ..models import AccessLogEntry, Label, Prompt, PromptVersion, Role
+from ..models import Label, Prompt, PromptVersion, Role
 from ..selectors import (
     label_list,
+    label_main,
     prompt_get_for_user,
     prompt_list_visible,
     version_content,
@@ -26,7 +28,8 @@ from ..selectors import (
     version_tree,
 )
 from ..services import (
-    access_log_record,
+    SaveResult,
+    access_log_grant_use,
     label_move,
     prompt_create,
     prompt_version_create,
@@ -42,24 +45,23 @@ def _parent_in(prompt: Prompt, version_id: Any, field: str = "parent") -> Prompt
         raise ContentInvalid(f"{field}: no such version in this prompt.", field=field) from None
 
 
-def _log_grant_access(request: Request, prompt: Prompt) -> None:
-    if prompt.grant is not None:
-        access_log_record(
-            prompt=prompt,
-            via=AccessLogEntry.Via.GRANT,
-            user=request.user,
-            path="api",
-            grant=prompt.grant,
-        )
+def _saved(result: SaveResult) -> Response:
+    """201 with the new version, or 200 with the existing twin when nothing new was saved."""
+    version = result.version
+    version.created, version.main_moved = result.created, result.main_moved
+    return Response(
+        PromptVersionListCreateApi.CreatedSerializer(version).data,
+        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+    )
 
 
 def _question(slug: str | None) -> Question | None:
     if not slug:
         return None
-    question = Question.objects.filter(slug=slug).first()
-    if question is None:
-        raise ContentInvalid(f"question: unknown question {slug!r}.", field="question")
-    return question
+    try:
+        return question_by_slug(slug=slug)
+    except NotFound:
+        raise ContentInvalid(f"question: unknown question {slug!r}.", field="question") from None
 
 
 class VersionSummarySerializer(serializers.ModelSerializer):
@@ -131,7 +133,7 @@ class PromptDetailApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, prompt_id: int) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
-        _log_grant_access(request, prompt)
+        access_log_grant_use(prompt=prompt, user=request.user, path="api")
         prompt.label_rows = list(label_list(prompt=prompt))
         return Response(self.OutputSerializer(prompt).data)
 
@@ -181,12 +183,7 @@ class PromptVersionListCreateApi(ListAPIView):
             content=data.validated_data["content"],
             message=data.validated_data.get("message", ""),
         )
-        version = result.version
-        version.created, version.main_moved = result.created, result.main_moved
-        return Response(
-            self.CreatedSerializer(version).data,
-            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
-        )
+        return _saved(result)
 
 
 class VersionDetailApi(APIView):
@@ -206,7 +203,7 @@ class VersionDetailApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, version_id: int) -> Response:
         version = version_get_for_user(user=request.user, version_id=version_id)
-        _log_grant_access(request, version.prompt)
+        access_log_grant_use(prompt=version.prompt, user=request.user, path="api")
         return Response(self.OutputSerializer(version).data)
 
 
@@ -262,16 +259,16 @@ class VersionRevertApi(APIView):
         if "parent" in data.validated_data:
             parent = _parent_in(prompt, data.validated_data["parent"])
         else:
-            parent = Label.objects.get(prompt=prompt, name="main").version
+            main = label_main(prompt=prompt)
+            if main is None:
+                raise ContentInvalid(
+                    "parent: required (this prompt has no main label).", field="parent"
+                )
+            parent = main.version
         result = prompt_version_revert(
             actor=request.user, prompt=prompt, target=target, parent=parent
         )
-        version = result.version
-        version.created, version.main_moved = result.created, result.main_moved
-        return Response(
-            PromptVersionListCreateApi.CreatedSerializer(version).data,
-            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
-        )
+        return _saved(result)
 
 
 class LabelListCreateApi(APIView):

@@ -19,6 +19,7 @@ from ..selectors import (
     access_log,
     grant_list,
     prompt_get_for_user,
+    share_link_get_for_user,
     share_link_list,
     version_content,
     version_in_prompt,
@@ -110,11 +111,7 @@ class LinkListCreateApi(APIView):
 class LinkRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, link_id: int) -> Response:
-        link = ShareLink.objects.select_related("prompt").filter(pk=link_id).first()
-        if link is None:
-            raise NotFound
-        # Visible to owners only; anyone else gets the same 404 as a missing link.
-        prompt_get_for_user(user=request.user, prompt_id=link.prompt_id, min_role=Role.OWNER)
+        link = share_link_get_for_user(user=request.user, link_id=link_id)
         share_link_revoke(actor=request.user, link=link)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -144,7 +141,6 @@ class GrantListCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         grant = grant_set(actor=request.user, prompt=prompt, **data.validated_data)
-        grant = AccessGrant.objects.select_related("user", "granted_by").get(pk=grant.pk)
         return Response(GrantSerializer(grant).data, status=status.HTTP_201_CREATED)
 
 
