@@ -43,7 +43,9 @@
 
   function remember() {
     try {
-      const value = { api: state.api, format: state.format, keep: state.keep, open: panel.open };
+      // A version without variables cannot keep any: leave the remembered choice alone there.
+      const keepChoice = keep.disabled ? Boolean(saved.keep) : state.keep;
+      const value = { api: state.api, format: state.format, keep: keepChoice, open: panel.open };
       window.localStorage.setItem(STORE, JSON.stringify(value));
     } catch (error) {
       // Storage may be off (private mode); the choices then last for this page only.

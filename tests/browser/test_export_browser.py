@@ -5,22 +5,11 @@ import pytest
 from playground.export import export_render
 from playground.selectors import version_content
 from playground.services import prompt_create
-from questionbank.seed import questions_load
 from tests.browser.test_playground_browser import login
 from tests.factories import make_user
 from tests.playground.factories import content
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _question_bank_back(django_db_blocker):
-    """A transactional test ends by flushing the database, the migration-seeded question bank
-    too; put it back for the browser tests after this module, which expect the seven questions."""
-    yield
-    with django_db_blocker.unblock():
-        questions_load()
 
 
 # Quotes, a shell expansion, non-ASCII and a placeholder: the page must show them verbatim.
@@ -143,3 +132,17 @@ def test_export_panel_tabs_copy_and_download(page, new_page, live_server, artifa
     fallback.get_by_role("button", name="Copy").click()
     fallback.get_by_role("button", name="Copied").wait_for()
     assert fallback.evaluate("window.__copied") == expected("anthropic", "json")
+
+    # A failed load says why and leaves nothing stale to copy; cached exports still show.
+    fallback.route(
+        "**/export/?*", lambda route: route.fulfill(status=404, json={"detail": "Not found."})
+    )
+    fallback.get_by_role("tab", name="TypeScript").click()
+    fallback.get_by_text("Could not load the export: Not found.").wait_for()
+    assert _code(fallback) == "" and fallback.get_by_role("button", name="Copy").is_disabled()
+    fallback.locator(".panel", has=fallback.locator("#export-panel")).screenshot(
+        path=artifacts_dir / "export-panel-error.png"
+    )
+    fallback.get_by_role("tab", name="JSON").click()
+    _wait_for_code(fallback, expected("anthropic", "json"))
+    assert fallback.get_by_role("button", name="Copy").is_enabled()

@@ -149,6 +149,25 @@ def test_other_users_versions_are_404_like_missing_ones(owner, version):
     assert anonymous.json()["detail"]
 
 
+def test_viewers_may_export_until_their_grant_is_revoked(owner, version):
+    from playground.services import grant_revoke, grant_set
+
+    viewer = api_client_for(make_user("viewer2"))
+    grant_set(actor=owner, prompt=version.prompt, username="viewer2", role="viewer")
+    params = {"api": "openai", "format": "typescript"}
+
+    shared = viewer.get(_url(version.pk, **params))
+    assert shared.status_code == 200
+    assert shared.content.decode() == export_render(
+        content=version_content(version=version), api="openai", format="typescript"
+    )
+
+    grant_revoke(actor=owner, prompt=version.prompt, username="viewer2")
+    revoked = viewer.get(_url(version.pk, **params))
+    assert revoked.status_code == 404
+    assert revoked.content == viewer.get(_url(987654, **params)).content
+
+
 def test_query_count_does_not_grow_with_history_or_format(owner, api):
     from textstore.cache import text_cache
 
