@@ -134,3 +134,20 @@ def test_label_compare_and_set(owner):
         (None, root.pk),
         (root.pk, v2.pk),
     ]
+
+
+def test_admin_has_no_update_path_for_versions(owner, client):
+    from django.contrib.auth import get_user_model
+
+    prompt, root = make_prompt(owner)
+    admin = get_user_model().objects.create_superuser("admin", "admin@example.com", "pw-admin-123")
+    client.force_login(admin)
+    url = f"/admin/playground/promptversion/{root.pk}/change/"
+    page = client.get(url)
+    assert page.status_code == 200  # viewable…
+    assert b'name="_save"' not in page.content  # …but no save button
+    assert client.post(url, {"message": "edited"}).status_code == 403
+    assert client.post(f"/admin/playground/promptversion/{root.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.get("/admin/playground/promptversion/add/").status_code == 403
+    root.refresh_from_db()
+    assert root.message == "First version"
