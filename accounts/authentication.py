@@ -1,9 +1,14 @@
+from datetime import timedelta
+
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from .models import ApiToken
 from .tokens import token_hash
+
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 class HashedTokenAuthentication(TokenAuthentication):
@@ -18,5 +23,8 @@ class HashedTokenAuthentication(TokenAuthentication):
             raise exceptions.AuthenticationFailed("Invalid token.") from None
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        now = timezone.now()
+        # Record use at most once a minute: a write on every request would cost throughput.
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token

@@ -108,7 +108,7 @@ def version_get_for_user(
     *, user: User, version_id: Any, min_role: str = Role.VIEWER
 ) -> PromptVersion:
     version = (
-        PromptVersion.objects.select_related("prompt", "prompt__owner", "author", "parent")
+        PromptVersion.objects.select_related("prompt", "author")
         .filter(pk=_parse_id(version_id))
         .first()
     )

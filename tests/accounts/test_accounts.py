@@ -4,7 +4,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, api_client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +87,21 @@ def test_unknown_api_url_is_json_404(client):
     response = client.get("/api/v1/nothing-here/")
     assert response.status_code == 404
     assert response.json() == {"detail": "Not found."}
+
+
+def test_token_use_is_recorded_at_most_once_a_minute():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    user = make_user("erin")
+    client = api_client_for(user)
+    assert ApiToken.objects.get(user=user).last_used_at is None
+    client.get("/api/v1/questions/")
+    first = ApiToken.objects.get(user=user).last_used_at
+    assert first is not None
+    client.get("/api/v1/questions/")
+    assert ApiToken.objects.get(user=user).last_used_at == first
+    ApiToken.objects.filter(user=user).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    client.get("/api/v1/questions/")
+    assert ApiToken.objects.get(user=user).last_used_at > first - timedelta(minutes=1)
