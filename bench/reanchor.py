@@ -1,4 +1,4 @@
-"""Benchmark re-anchoring (reviews/anchoring.py) on a ~50 KB design document.
+"""Benchmark re-anchoring (reviews/anchoring) on a ~50 KB design document.
 
 Builds a Markdown design document of ~50 KB with 200 annotations spread over it, applies a
 realistic revision (new paragraphs, light rewordings, heavy rewrites, a moved paragraph, a deleted
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reviews import anchoring  # noqa: E402 - needs the project root on sys.path first
+from reviews.anchoring import text as anchoring_text  # noqa: E402 - needs the project root first
 from reviews.anchoring import (  # noqa: E402
     Anchor,
     Selector,
@@ -386,8 +386,8 @@ def check(seeds: int) -> None:
 def forget_caches() -> None:
     """Drop the module's per-text caches so every timed run starts cold, as a fresh worker
     process would (the folded texts and heading index are cached per text)."""
-    anchoring._fold.cache_clear()
-    anchoring._headings.cache_clear()
+    anchoring_text._fold.cache_clear()
+    anchoring_text._headings.cache_clear()
 
 
 def main() -> None:

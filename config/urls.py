@@ -9,6 +9,7 @@ api_v1 = [
     path("auth/", include("accounts.api_urls")),
     path("", include("questionbank.api_urls")),
     path("", include("playground.api_urls")),
+    path("", include("reviews.api_urls")),
 ]
 
 urlpatterns = [
@@ -16,6 +17,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("questions/", include("questionbank.urls")),
     path("playground/", include("playground.urls")),
+    path("reviews/", include("reviews.urls")),
     path("s/<str:token>", playground_views.shared_view, name="shared-page"),
     path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),

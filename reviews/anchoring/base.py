@@ -1,0 +1,95 @@
+"""Shared vocabulary of the anchoring engine: selectors, anchors, thresholds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from diff_match_patch import diff_match_patch
+
+Status = Literal["exact", "moved", "fuzzy", "orphaned"]
+Diff = list[tuple[int, str]]
+
+DIFF_DELETE, DIFF_INSERT, DIFF_EQUAL = -1, 1, 0
+
+# Context: the selector's prefix/suffix, compared by similarity...
+CONTEXT_CHARS = 40  # prefix/suffix characters compared (the UI stores at least 32)
+CONTEXT_MIN = 0.5  # mean prefix/suffix similarity for a candidate found by search...
+SIDE_FLOOR = 0.3  # ...with neither side unrecognisable
+SHORT_QUOTE_CHARS = 16  # quotes shorter than this carry little evidence on their own:
+SHORT_CONTEXT_MIN = 0.65  # both sides must match this well
+OUTSIDE_CONTEXT_MIN = 0.9  # both sides, for a candidate outside where the diff put the passage
+# ...and the old text around the passage, compared verbatim (whitespace folded). Templated
+# prose repeats phrases of 30-70 characters; a longer run of unchanged context is what tells a
+# passage from its look-alikes when only one side of its context survived.
+WIDE_CONTEXT = 96
+ONE_SIDED_RUN = 64
+UNIT_RUN = 16  # ...or at least this long and reaching the edge of its paragraph or list item
+# A quote this long occurring once in each text needs no context
+DISTINCTIVE_CHARS = 40
+# Step 3
+FUZZY_MIN_CHARS = 6  # below this a fuzzy match means nothing
+FUZZY_QUOTE_MIN = 0.6
+PINNED_CONTEXT = 0.9  # both sides this similar: the span between them is the passage...
+PINNED_QUOTE_MIN = 0.5  # ...even if it was reworded this much
+LONE_QUOTE_MIN = 0.85  # context lost (reordered list items): a near, same-section, distinctive
+COMMON_SEEDS_MAX = 0.25  # quote may land if nothing else in the old text resembled it
+# Distance: candidates away from where the diff maps the passage
+NEAR_CHARS = 200
+FAR_QUOTE_MIN = 0.75
+FAR_CONTEXT_MIN = 0.6
+MOVE_WINDOW = 200  # a far candidate must sit in inserted text resembling the deleted text...
+MOVE_EVIDENCE_MIN = 0.9  # ...around the passage's old place: the diff must show the move
+FOREIGN_MAX = 0.5  # max share of a candidate the diff keeps from other old text
+# Revision diff: changed sentences are paired when this similar
+PAIR_MIN = 0.7  # (a template sentence with three slots changed is about 0.6)
+NUMBER_WEIGHT = 3  # ...weighing numbers more: "760 req/s" is not "1760 req/s"
+MAX_PAIRING = 2500
+# Search limits
+MAX_OCCURRENCES = 200
+SEED_CHARS = 8
+SEED_MAX_HITS = 8
+MAX_BOUNDARY_CANDIDATES = 64
+BOUNDARY_SLACK = 0.05  # boundaries this close in quote similarity are settled by context
+
+ORPHANED_SCORE = 0.0
+
+_WHITESPACE = re.compile(r"\s+")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]*_]*\s+")
+_SENTENCE_END = re.compile(r"[.!?:;][\"')\]]*\s+$")
+_BLOCK_OPENER = re.compile(r"[ \t]*(?:(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
+_BLOCK_EDGE = re.compile(r"\r?\n[ \t]*(?:\r?\n|(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
+
+_DIFFER = diff_match_patch()  # revision diffs (1 s budget per changed run)
+_SIMILAR = diff_match_patch()  # short strings: quotes and contexts
+_SIMILAR.Diff_Timeout = 0.2
+_MATCHER = diff_match_patch()  # bitap, only for quotes up to Match_MaxBits characters
+
+
+@dataclass(frozen=True)
+class Selector:
+    """W3C TextQuoteSelector + TextPositionSelector (+ Markdown heading path) on one revision."""
+
+    exact: str
+    prefix: str
+    suffix: str
+    start: int
+    end: int
+    heading_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where an annotation landed in a revision. Offsets are ``str`` indices; None if orphaned."""
+
+    status: Status
+    start: int | None
+    end: int | None
+    score: float
+
+
+ORPHANED = Anchor(status="orphaned", start=None, end=None, score=ORPHANED_SCORE)

@@ -1,0 +1,578 @@
+"""Locating a selector in a new revision: mapped span, exact search, guarded fuzzy search."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from .base import (
+    _MATCHER,
+    _SIMILAR,
+    BOUNDARY_SLACK,
+    COMMON_SEEDS_MAX,
+    CONTEXT_MIN,
+    DIFF_EQUAL,
+    DIFF_INSERT,
+    DISTINCTIVE_CHARS,
+    FAR_CONTEXT_MIN,
+    FAR_QUOTE_MIN,
+    FOREIGN_MAX,
+    FUZZY_MIN_CHARS,
+    FUZZY_QUOTE_MIN,
+    LONE_QUOTE_MIN,
+    MAX_BOUNDARY_CANDIDATES,
+    MAX_OCCURRENCES,
+    MOVE_EVIDENCE_MIN,
+    MOVE_WINDOW,
+    NEAR_CHARS,
+    ONE_SIDED_RUN,
+    ORPHANED,
+    OUTSIDE_CONTEXT_MIN,
+    PINNED_CONTEXT,
+    PINNED_QUOTE_MIN,
+    SEED_CHARS,
+    SEED_MAX_HITS,
+    SHORT_CONTEXT_MIN,
+    SHORT_QUOTE_CHARS,
+    SIDE_FLOOR,
+    UNIT_RUN,
+    WIDE_CONTEXT,
+    Anchor,
+    Selector,
+    Status,
+)
+from .blocks import _Bound, _Revision
+from .text import (
+    _common_prefix,
+    _common_suffix,
+    _Context,
+    _find_all,
+    _fold_text,
+    _similarity,
+    _token_similarity,
+    _unit_edge,
+)
+
+
+def quote_find(
+    *, text: str, exact: str, prefix: str = "", suffix: str = "", hint: int | None = None
+) -> int | None:
+    """Start offset of the verbatim occurrence of ``exact`` in ``text`` that best fits the
+    prefix/suffix (then nearest to ``hint``), or None if ``exact`` does not occur."""
+    if not exact:
+        return None
+    occurrences = _find_all(text, exact)
+    if not occurrences:
+        return None
+    if hint is not None:
+        occurrences.sort(key=lambda pos: abs(pos - hint))
+    occurrences = occurrences[:MAX_OCCURRENCES]
+    if len(occurrences) == 1:
+        return occurrences[0]
+    context = _Context(prefix, suffix)
+    span = len(exact)
+    scored = [
+        (context.score(text, pos, pos + span), -abs(pos - hint) if hint is not None else 0, -pos)
+        for pos in occurrences
+    ]
+    best = max(range(len(occurrences)), key=lambda i: scored[i])
+    return occurrences[best]
+
+
+def _locate(selector: Selector, revision: _Revision) -> Anchor:
+    return _Locator(selector, revision).locate()
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    start: int  # folded offsets into the new text
+    end: int
+    start_range: tuple[int, int] | None = None  # where a loose boundary may move
+    end_range: tuple[int, int] | None = None
+
+
+class _Locator:
+    """Re-anchors one selector on one revision."""
+
+    def __init__(self, selector: Selector, revision: _Revision) -> None:
+        self.selector = selector
+        self.revision = revision
+        self.quote = _fold_text(selector.exact)
+        self.context = _Context(selector.prefix, selector.suffix)
+        self.own = self._own_span()
+        new_len = len(revision.new)
+        self.bounds: tuple[_Bound, _Bound] | None = None
+        if self.own is not None:
+            first = revision.map_bound(self.own[0], side="start")
+            last = revision.map_bound(self.own[1], side="end")
+            self.bounds = (first, last)
+            self.expected = first.pos
+            self.region = (first.lo, max(last.hi, first.lo))  # where the diff put the passage
+        else:
+            self.expected = min(max(selector.start, 0), new_len)
+            self.region = (self.expected, self.expected)
+
+    @cached_property
+    def wide_before(self) -> str:
+        """Folded old text just before the passage (the stored prefix if it is not there)."""
+        if self.own is None:
+            return self.context.prefix
+        folded = self.revision.folded_old
+        lo = folded.index[self.own[0]]
+        return folded.text[max(0, lo - WIDE_CONTEXT) : lo]
+
+    @cached_property
+    def wide_after(self) -> str:
+        if self.own is None:
+            return self.context.suffix
+        folded = self.revision.folded_old
+        hi = folded.index[self.own[1]]
+        return folded.text[hi : hi + WIDE_CONTEXT]
+
+    def _own_span(self) -> tuple[int, int] | None:
+        """The passage's span in the old text: the stored one, or re-found from the quote."""
+        sel, old = self.selector, self.revision.old
+        if 0 <= sel.start < sel.end <= len(old) and old[sel.start : sel.end] == sel.exact:
+            return sel.start, sel.end
+        pos = quote_find(
+            text=old, exact=sel.exact, prefix=sel.prefix, suffix=sel.suffix, hint=sel.start
+        )
+        return (pos, pos + len(sel.exact)) if pos is not None else None
+
+    def locate(self) -> Anchor:
+        if not self.quote.strip():
+            return ORPHANED
+        return self._by_diff() or self._by_exact_search() or self._by_fuzzy_search() or ORPHANED
+
+    # ---- evidence about a candidate
+
+    def _verbatim(self, start: int, end: int) -> Anchor:
+        """The anchor for a raw span: moved/exact if its text is the quote, else fuzzy."""
+        start, end = self._snap(start, end)
+        sel, text = self.selector, self.revision.new[start:end]
+        if text == sel.exact:
+            status: Status = "exact" if (start, end) == (sel.start, sel.end) else "moved"
+            return Anchor(status=status, start=start, end=end, score=1.0)
+        score = round(min(_similarity(sel.exact, text), 0.9999), 4)
+        return Anchor(status="fuzzy", start=start, end=end, score=score)
+
+    def _sides(self, start: int, end: int) -> list[float]:
+        """Prefix and suffix similarity around a folded span (sides without evidence left out)."""
+        text = self.revision.folded_new.text
+        sides = (self.context.before(text, start), self.context.after(text, end))
+        return [side for side in sides if side is not None]
+
+    def _run_before(self, start: int) -> int:
+        """Characters of the old text before the passage found verbatim before ``start``;
+        WIDE_CONTEXT if they include the start of its paragraph or list item (in both texts)."""
+        text, wide = self.revision.folded_new.text, self.wide_before
+        run = _common_suffix(wide, text[max(0, start - len(wide)) : start])
+        if run == len(wide) == start:  # both at the start of the document
+            return WIDE_CONTEXT
+        if run >= UNIT_RUN and self.own is not None:
+            old, new = self.revision.folded_old, self.revision.folded_new
+            old_lo = old.starts[old.index[self.own[0]] - run]
+            new_lo, new_hi = new.starts[start - run], new.raw_span(start, start)[0]
+            if _unit_edge(self.revision.old, old_lo, self.own[0], before=True) and _unit_edge(
+                self.revision.new, new_lo, new_hi, before=True
+            ):
+                return WIDE_CONTEXT
+        return min(run, WIDE_CONTEXT)
+
+    def _run_after(self, end: int) -> int:
+        """Like ``_run_before``, after the passage."""
+        text, wide = self.revision.folded_new.text, self.wide_after
+        run = _common_prefix(wide, text[end : end + len(wide)])
+        if run == len(wide) and end + run == len(text):
+            return WIDE_CONTEXT
+        if run >= UNIT_RUN and self.own is not None:
+            old, new = self.revision.folded_old, self.revision.folded_new
+            old_hi = old.ends[old.index[self.own[1]] + run - 1]
+            new_lo, new_hi = new.raw_span(end, end)[0], new.ends[end + run - 1]
+            if _unit_edge(self.revision.old, self.own[1], old_hi, before=False) and _unit_edge(
+                self.revision.new, new_lo, new_hi, before=False
+            ):
+                return WIDE_CONTEXT
+        return min(run, WIDE_CONTEXT)
+
+    def _context_ok(self, start: int, end: int, minimum: float) -> bool:
+        """Both sides of the context recognisable, or one side unchanged over a long run.
+
+        Outside the span the diff maps the passage to, recognisable is not enough: templated
+        prose ("... under 87% so that a burst ...") repeats whole phrases with one number
+        changed, so both sides must be near-verbatim there.
+        """
+        sides = self._sides(start, end)
+        if len(sides) == 2:
+            raw_start, raw_end = self.revision.folded_new.raw_span(start, end)
+            if self._distance(raw_start, raw_end) > 0:
+                floor = mean = OUTSIDE_CONTEXT_MIN
+            elif len(self.quote) < SHORT_QUOTE_CHARS:
+                floor = mean = SHORT_CONTEXT_MIN
+            else:
+                floor, mean = SIDE_FLOOR, minimum
+            if min(sides) >= floor and sum(sides) / 2 >= mean:
+                return True
+        return max(self._run_before(start), self._run_after(end)) >= ONE_SIDED_RUN
+
+    def _context_rank(self, start: int, end: int) -> float:
+        sides = self._sides(start, end)
+        runs = self._run_before(start) + self._run_after(end)
+        return (sum(sides) / len(sides) if sides else 0.0) + runs / WIDE_CONTEXT
+
+    def _unique(self) -> bool:
+        """Whether the quote is long and occurs once in each text (whitespace folded)."""
+        return (
+            len(self.quote) >= DISTINCTIVE_CHARS
+            and len(_find_all(self.revision.folded_new.text, self.quote, 2)) == 1
+            and len(_find_all(self.revision.folded_old.text, self.quote, 2)) == 1
+        )
+
+    def _is_foreign(self, start: int, end: int) -> bool:
+        if self.own is None:
+            return False
+        return self.revision.foreign_share(start, end, *self.own) > FOREIGN_MAX
+
+    def _distance(self, raw_start: int, raw_end: int) -> int:
+        lo, hi = self.region
+        if raw_start < hi and lo < raw_end:
+            return 0
+        return max(lo - raw_end, raw_start - hi, 0)
+
+    def _near(self, raw_start: int, raw_end: int) -> bool:
+        return self._distance(raw_start, raw_end) <= max(NEAR_CHARS, 2 * len(self.quote))
+
+    def _proximity(self, raw_start: int, raw_end: int) -> float:
+        return 1.0 / (1.0 + self._distance(raw_start, raw_end) / NEAR_CHARS)
+
+    def _heading_bonus(self, raw_start: int) -> float:
+        wanted = self.selector.heading_path
+        if not wanted:
+            return 0.0
+        path = self.revision.headings_new.path_at(raw_start)
+        if path == wanted:
+            return 0.1
+        return 0.05 if path and path[-1] == wanted[-1] else 0.0
+
+    def _moved_here(self, start: int, end: int, *, distinctive: bool = False) -> bool:
+        """For a folded span away from where the diff put the passage: did the passage move
+        there? Yes if its context came along verbatim on both sides over long runs. Otherwise
+        its context must have come along on one side (a long verbatim run, or both sides
+        near-verbatim for a short quote) unless the quote is distinctive on its own, and the
+        diff must show text deleted around its old place that is nearly the text inserted
+        around the candidate."""
+        if self.own is None:
+            return False
+        if min(self._run_before(start), self._run_after(end)) >= ONE_SIDED_RUN:
+            return True  # its whole neighbourhood came along verbatim
+        if not distinctive:
+            if len(self.quote) < SHORT_QUOTE_CHARS:
+                sides = self._sides(start, end)
+                if len(sides) < 2 or min(sides) < OUTSIDE_CONTEXT_MIN:
+                    return False
+            elif max(self._run_before(start), self._run_after(end)) < ONE_SIDED_RUN:
+                return False
+        raw_start, raw_end = self.revision.folded_new.raw_span(start, end)
+        rev = self.revision
+        gone = rev.changed_text(self.own[0] - MOVE_WINDOW, self.own[1] + MOVE_WINDOW, side="old")
+        came = rev.changed_text(raw_start - MOVE_WINDOW, raw_end + MOVE_WINDOW, side="new")
+        return _similarity(_fold_text(gone), _fold_text(came)) >= MOVE_EVIDENCE_MIN
+
+    # ---- step 1: map through the diff
+
+    def _by_diff(self) -> Anchor | None:
+        if self.own is None:
+            return None
+        hit = self.revision.untouched(*self.own)
+        if hit is None:
+            return None
+        start, end = hit
+        index = self.revision.folded_new.index
+        # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
+        # a quote that occurs once in each text is taken on the diff's word alone.
+        if not (self._context_ok(index[start], index[end], CONTEXT_MIN) or self._unique()):
+            return None
+        return self._verbatim(start, end)
+
+    def _snap(self, start: int, end: int) -> tuple[int, int]:
+        """Undo an edge shift from whitespace folding: a quote that starts or ends inside a
+        whitespace run maps back to that run's other end. Snap to the one verbatim copy of the
+        quote within the run's reach, if there is exactly one."""
+        exact, new = self.selector.exact, self.revision.new
+        if new[start:end] == exact:
+            return start, end
+        slack = 2 + len(exact) - len(exact.strip())
+        lo, hi = max(0, start - slack), min(len(new), end + slack)
+        pos = new.find(exact, lo, hi)
+        if pos != -1 and new.find(exact, pos + 1, hi) == -1:
+            return pos, pos + len(exact)
+        return start, end
+
+    # ---- step 2: exact quote search
+
+    def _by_exact_search(self) -> Anchor | None:
+        folded, quote = self.revision.folded_new, self.quote
+        hits = _find_all(folded.text, quote)
+        if not hits:
+            return None
+        hits.sort(key=lambda pos: abs(folded.starts[pos] - self.expected))
+        distinctive = self._unique()
+        best: tuple[bool, float, int, int] | None = None
+        for pos in hits[:MAX_OCCURRENCES]:
+            end = pos + len(quote)
+            raw_start, raw_end = folded.raw_span(pos, end)
+            if self._is_foreign(raw_start, raw_end):
+                continue
+            if not (distinctive or self._context_ok(pos, end, CONTEXT_MIN)):
+                continue
+            if not self._near(raw_start, raw_end) and not self._moved_here(
+                pos, end, distinctive=distinctive
+            ):
+                continue
+            rank = (
+                self._context_rank(pos, end)
+                + 0.25 * self._proximity(raw_start, raw_end)
+                + self._heading_bonus(raw_start)
+            )
+            # where the diff put the passage first, as in step 3
+            judged = (self._distance(raw_start, raw_end) == 0, rank, raw_start, raw_end)
+            if best is None or judged > best:
+                best = judged
+        return self._verbatim(best[2], best[3]) if best else None
+
+    # ---- step 3: fuzzy search
+
+    def _by_fuzzy_search(self) -> Anchor | None:
+        """Best candidate that passes the minimum scores, preferring those where the diff put
+        the passage: the diff is the strongest evidence there is, so a candidate in place
+        wins over any look-alike elsewhere, however similar."""
+        if len(self.quote.strip()) < FUZZY_MIN_CHARS:
+            return None
+        folded = self.revision.folded_new
+        region = (folded.index[self.region[0]], folded.index[self.region[1]])
+        best: tuple[bool, float, int, int] | None = None
+        seen: set[tuple[int, int]] = set()
+        for candidate in self._fuzzy_candidates():
+            start, end = self._refine(candidate)
+            if end <= start or (start, end) in seen:
+                continue
+            seen.add((start, end))
+            rank = self._judge(start, end)
+            if rank is None:
+                continue
+            judged = (start < region[1] and region[0] < end, rank, start, end)
+            if best is None or judged > best:
+                best = judged
+        if best is None:
+            return None
+        return self._verbatim(*folded.raw_span(best[2], best[3]))
+
+    def _judge(self, start: int, end: int) -> float | None:
+        """Rank of a folded candidate span, or None if it fails the minimum scores."""
+        folded = self.revision.folded_new
+        raw_start, raw_end = folded.raw_span(start, end)
+        if self._is_foreign(raw_start, raw_end):
+            return None
+        similarity = _similarity(self.quote, folded.text[start:end])
+        if self._near(raw_start, raw_end):
+            sides = self._sides(start, end)
+            pinned = len(sides) == 2 and min(sides) >= PINNED_CONTEXT
+            if similarity < (PINNED_QUOTE_MIN if pinned else FUZZY_QUOTE_MIN):
+                return None
+            if not (self._context_ok(start, end, CONTEXT_MIN) or self._lone(similarity, start)):
+                return None
+        elif (
+            similarity < FAR_QUOTE_MIN
+            or not self._context_ok(start, end, FAR_CONTEXT_MIN)
+            or not self._moved_here(start, end)
+        ):
+            return None
+        return (
+            similarity
+            + self._context_rank(start, end)
+            + 0.25 * self._proximity(raw_start, raw_end)
+            + self._heading_bonus(raw_start)
+        )
+
+    def _lone(self, similarity: float, start: int) -> bool:
+        """Context lost on both sides (a reordered list), yet nothing else resembles the
+        quote: a distinctive, very similar passage in the same section is still it."""
+        return (
+            similarity >= LONE_QUOTE_MIN
+            and len(self.quote) >= DISTINCTIVE_CHARS
+            and (
+                not self.selector.heading_path
+                or self._heading_bonus(self.revision.folded_new.starts[start]) >= 0.1
+            )
+            and self._alone_in_old()
+        )
+
+    def _alone_in_old(self) -> bool:
+        """Whether no passage of the old text but the annotated one resembles the quote."""
+        if self.own is None:
+            return False
+        folded, quote = self.revision.folded_old, self.quote
+        own_start, own_end = folded.index[self.own[0]], folded.index[self.own[1]]
+        windows, common = _seeds(quote, folded.text)
+        if common > COMMON_SEEDS_MAX:  # the document says this kind of thing often
+            return False
+        for lo, hi in windows:
+            aligned = _align(quote, folded.text, max(0, lo), min(len(folded.text), hi))
+            if aligned is None or (aligned.start < own_end and own_start < aligned.end):
+                continue
+            if _similarity(quote, folded.text[aligned.start : aligned.end]) >= FUZZY_QUOTE_MIN:
+                return False
+        return True
+
+    def _fuzzy_candidates(self) -> list[_Candidate]:
+        """Candidate spans (folded): where the diff puts the passage, windows where pieces of
+        the quote survive verbatim, and bitap's best match near there for short quotes."""
+        folded, quote = self.revision.folded_new, self.quote
+        candidates: list[_Candidate] = []
+        if self.bounds is not None:
+            first, last = self.bounds
+            index = folded.index
+            candidates.append(
+                _Candidate(
+                    start=index[first.pos],
+                    end=index[max(last.pos, first.pos)],
+                    start_range=(index[first.lo], index[first.hi]) if first.loose else None,
+                    end_range=(index[last.lo], index[last.hi]) if last.loose else None,
+                )
+            )
+        windows = _seed_windows(quote, folded.text)
+        if len(quote) <= _MATCHER.Match_MaxBits:
+            loc = _MATCHER.match_main(folded.text, quote, folded.index[self.expected])
+            if loc != -1:
+                windows.append((loc - SEED_CHARS, loc + len(quote) + SEED_CHARS))
+        for lo, hi in windows:
+            aligned = _align(quote, folded.text, max(0, lo), min(len(folded.text), hi))
+            if aligned is not None:
+                candidates.append(aligned)
+        return candidates
+
+    def _refine(self, candidate: _Candidate) -> tuple[int, int]:
+        """Settle the boundaries: among the token boundaries whose span matches the quote
+        (nearly) best, the one with the longest verbatim context next to it.
+
+        A loose boundary may move over its whole range; any boundary may also move inwards,
+        since the diff may put text inserted next to the passage inside the mapped span.
+        """
+        text, quote = self.revision.folded_new.text, self.quote
+        start, end = candidate.start, candidate.end
+        inwards = max(SEED_CHARS, len(quote))
+        lo, hi = candidate.start_range or (start, start)
+        guess = start
+        positions = [p for p in _boundaries(text, lo, max(hi, start + inwards), guess) if p < end]
+        start = _settle(
+            positions,
+            lambda p: _token_similarity(quote, text[p:end]),
+            lambda p: (self._run_before(p), -abs(p - guess)),
+            start,
+        )
+        lo, hi = candidate.end_range or (end, end)
+        guess = end
+        positions = [p for p in _boundaries(text, min(lo, end - inwards), hi, guess) if p > start]
+        end = _settle(
+            positions,
+            lambda p: _token_similarity(quote, text[start:p]),
+            lambda p: (self._run_after(p), -abs(p - guess)),
+            end,
+        )
+        return start, end
+
+
+def _settle(
+    positions: list[int],
+    similarity: Callable[[int], float],
+    context: Callable[[int], tuple[int, int]],
+    default: int,
+) -> int:
+    if not positions:
+        return default
+    scores = {p: similarity(p) for p in positions}
+    best = max(scores.values())
+    return max((p for p in positions if scores[p] >= best - BOUNDARY_SLACK), key=context)
+
+
+def _char_class(ch: str) -> int:
+    return 0 if ch.isspace() else 1 if ch.isalnum() else 2
+
+
+def _boundaries(text: str, lo: int, hi: int, guess: int) -> list[int]:
+    """Token boundaries in ``text[lo:hi]`` (plus the ends and ``guess``), nearest first."""
+    found = {lo, hi, guess}
+    for pos in range(max(lo, 1), min(hi, len(text))):
+        if _char_class(text[pos - 1]) != _char_class(text[pos]):
+            found.add(pos)
+    ordered = sorted(found, key=lambda p: abs(p - guess))
+    return ordered[:MAX_BOUNDARY_CANDIDATES]
+
+
+def _align(quote: str, text: str, lo: int, hi: int) -> _Candidate | None:
+    """The part of ``text[lo:hi]`` that a semantic diff aligns with ``quote``.
+
+    Quote characters left unmatched before the first (after the last) common run make that
+    boundary loose, to be settled by ``_Locator._refine``.
+    """
+    if hi - lo <= 0:
+        return None
+    diffs = _SIMILAR.diff_main(quote, text[lo:hi], False)
+    _SIMILAR.diff_cleanupSemantic(diffs)
+    window_pos = quote_pos = 0
+    first = last = None
+    head = tail_end = 0
+    for op, data in diffs:
+        if op == DIFF_EQUAL:
+            if first is None:
+                first, head = window_pos, quote_pos
+            window_pos += len(data)
+            quote_pos += len(data)
+            last, tail_end = window_pos, quote_pos
+        elif op == DIFF_INSERT:
+            window_pos += len(data)
+        else:
+            quote_pos += len(data)
+    if first is None or last is None:
+        return None
+    tail = len(quote) - tail_end
+    slack = max(SEED_CHARS, len(quote) // 8)
+    start, end = lo + first, lo + last
+    return _Candidate(
+        start=start,
+        end=end,
+        start_range=(max(lo, start - head - slack), start) if head else None,
+        end_range=(end, min(hi, end + tail + slack)) if tail else None,
+    )
+
+
+def _seed_windows(quote: str, text: str) -> list[tuple[int, int]]:
+    """Windows of ``text`` (folded) where several pieces of the quote occur verbatim."""
+    return _seeds(quote, text)[0]
+
+
+def _seeds(quote: str, text: str) -> tuple[list[tuple[int, int]], float]:
+    """Seed windows, and the share of the quote's pieces too common to place."""
+    size = min(SEED_CHARS, max(4, len(quote) // 2))
+    step = max(1, size // 2)
+    bucket = max(16, len(quote) // 4)
+    votes: Counter[int] = Counter()
+    grams = common = 0
+    for offset in range(0, len(quote) - size + 1, step):
+        grams += 1
+        hits = _find_all(text, quote[offset : offset + size], SEED_MAX_HITS + 1)
+        if len(hits) > SEED_MAX_HITS:
+            common += 1  # too common to place anything
+            continue
+        for bucket_id in {(hit - offset) // bucket for hit in hits}:
+            votes[bucket_id] += 1
+    needed = max(2, grams // 5)
+    pad = len(quote) // 2 + SEED_CHARS
+    windows = [
+        (bucket_id * bucket - pad, bucket_id * bucket + bucket + len(quote) + pad)
+        for bucket_id, count in votes.most_common(3)
+        if count >= needed
+    ]
+    return windows, common / grams if grams else 0.0

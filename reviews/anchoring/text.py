@@ -1,0 +1,206 @@
+"""Text helpers: similarity, whitespace folding, headings, context."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .base import (
+    _ATX_HEADING,
+    _BLOCK_EDGE,
+    _FENCE,
+    _SIMILAR,
+    _TOKEN,
+    _WHITESPACE,
+    CONTEXT_CHARS,
+    DIFF_EQUAL,
+    UNIT_RUN,
+)
+
+
+def _find_all(text: str, needle: str, limit: int | None = None) -> list[int]:
+    """All (overlapping) occurrences of ``needle``; stops after ``limit`` hits."""
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos != -1 and (limit is None or len(found) < limit):
+        found.append(pos)
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[-1 - i] == b[-1 - i]:
+        i += 1
+    return i
+
+
+def _similarity(a: str, b: str) -> float:
+    """Share of characters the two strings keep in common after a semantic diff (Dice).
+
+    Semantic cleanup drops coincidental one- or two-letter matches, so unrelated English text
+    scores near 0 rather than the ~0.4 a raw edit distance gives it.
+    """
+    if a == b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    diffs = _SIMILAR.diff_main(a, b, False)
+    _SIMILAR.diff_cleanupSemantic(diffs)
+    same = sum(len(data) for op, data in diffs if op == DIFF_EQUAL)
+    return 2.0 * same / (len(a) + len(b))
+
+
+def _token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
+    """Like ``_similarity`` but over words and punctuation (case-folded), weighted by length
+    (tokens holding a digit ``number_weight`` times): steadier where one stray letter must not
+    matter, and able to say that a changed figure changes a sentence more than a changed verb."""
+    tokens_a, tokens_b = _TOKEN.findall(a.lower()), _TOKEN.findall(b.lower())
+    if not tokens_a or not tokens_b:
+        return 1.0 if tokens_a == tokens_b else 0.0
+    codes: dict[str, str] = {}
+    encoded_a = "".join(codes.setdefault(tok, chr(0x100 + len(codes))) for tok in tokens_a)
+    encoded_b = "".join(codes.setdefault(tok, chr(0x100 + len(codes))) for tok in tokens_b)
+    weights = {
+        code: len(tok) * (number_weight if any(ch.isdigit() for ch in tok) else 1)
+        for tok, code in codes.items()
+    }
+    diffs = _SIMILAR.diff_main(encoded_a, encoded_b, False)
+    same = sum(sum(weights[c] for c in data) for op, data in diffs if op == DIFF_EQUAL)
+    total = sum(weights[c] for c in encoded_a) + sum(weights[c] for c in encoded_b)
+    return 2.0 * same / total
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """A text with each whitespace run folded to one space, with maps to and from the raw text."""
+
+    text: str
+    starts: list[int]  # folded index -> first raw index it stands for
+    ends: list[int]  # folded index -> raw index just after what it stands for
+    index: list[int]  # raw offset (0..len) -> folded offset
+
+    def raw_span(self, start: int, end: int) -> tuple[int, int]:
+        raw_start = self.starts[start] if start < len(self.starts) else self.index_len
+        raw_end = self.ends[end - 1] if end > start else raw_start
+        return raw_start, raw_end
+
+    @property
+    def index_len(self) -> int:
+        return len(self.index) - 1
+
+
+@lru_cache(maxsize=4)  # anchor_locate calls sharing one revision pair fold it once
+def _fold(raw: str) -> _Folded:
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    index: list[int] = []
+    pos = 0
+    for match in _WHITESPACE.finditer(raw):
+        run_start, run_end = match.span()
+        folded = len(starts)
+        parts.append(raw[pos:run_start])
+        starts.extend(range(pos, run_start))
+        ends.extend(range(pos + 1, run_start + 1))
+        index.extend(range(folded, folded + run_start - pos))
+        folded += run_start - pos
+        parts.append(" ")
+        starts.append(run_start)
+        ends.append(run_end)
+        index.extend([folded] * (run_end - run_start))
+        pos = run_end
+    folded = len(starts)
+    parts.append(raw[pos:])
+    starts.extend(range(pos, len(raw)))
+    ends.extend(range(pos + 1, len(raw) + 1))
+    index.extend(range(folded, folded + len(raw) - pos))
+    index.append(len(starts))
+    return _Folded(text="".join(parts), starts=starts, ends=ends, index=index)
+
+
+def _fold_text(raw: str) -> str:
+    return _WHITESPACE.sub(" ", raw)
+
+
+@lru_cache(maxsize=4)
+def _headings(text: str) -> _Headings:
+    return _Headings(text)
+
+
+class _Headings:
+    """ATX headings of a Markdown text (fenced code skipped), to give any offset its path."""
+
+    def __init__(self, text: str) -> None:
+        self.line_ends: list[int] = []
+        self.paths: list[tuple[str, ...]] = []
+        stack: list[tuple[int, str]] = []
+        fence: str | None = None
+        pos = 0
+        for line in text.splitlines(keepends=True):
+            body = line.rstrip("\r\n")
+            pos += len(line)
+            fence_match = _FENCE.match(body)
+            if fence_match:
+                marker = fence_match.group(1)
+                if fence is None:
+                    fence = marker[0] * 3
+                elif marker.startswith(fence):
+                    fence = None
+                continue
+            heading = None if fence else _ATX_HEADING.match(body)
+            if heading:
+                level = len(heading.group(1))
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, (heading.group(2) or "").strip()))
+                self.line_ends.append(pos)
+                self.paths.append(tuple(title for _, title in stack))
+
+    def path_at(self, offset: int) -> tuple[str, ...]:
+        i = bisect.bisect_right(self.line_ends, offset) - 1
+        return self.paths[i] if i >= 0 else ()
+
+
+class _Context:
+    """Prefix/suffix of a selector, folded, compared with the text around a candidate."""
+
+    def __init__(self, prefix: str, suffix: str) -> None:
+        self.prefix = _fold_text(prefix)[-CONTEXT_CHARS:]
+        self.suffix = _fold_text(suffix)[:CONTEXT_CHARS]
+
+    def before(self, text: str, pos: int) -> float | None:
+        if not self.prefix:  # the quote started the document: only the edge itself confirms it
+            return 1.0 if pos == 0 else None
+        return _similarity(self.prefix, text[max(0, pos - len(self.prefix)) : pos])
+
+    def after(self, text: str, pos: int) -> float | None:
+        if not self.suffix:
+            return 1.0 if pos == len(text) else None
+        return _similarity(self.suffix, text[pos : pos + len(self.suffix)])
+
+    def score(self, text: str, start: int, end: int) -> float:
+        sides = [v for v in (self.before(text, start), self.after(text, end)) if v is not None]
+        return sum(sides) / len(sides) if sides else 0.0
+
+
+def _unit_edge(text: str, lo: int, hi: int, *, before: bool) -> bool:
+    """Whether the context run ``text[lo:hi]`` next to a passage crosses the edge of the
+    passage's Markdown block (a blank line, or a line opening a list item, quote, heading or
+    table row) at least UNIT_RUN characters away from the passage."""
+    if before and lo == 0 or not before and hi == len(text):
+        return hi - lo >= UNIT_RUN
+    edges = list(_BLOCK_EDGE.finditer(text, lo, hi))
+    if not edges:
+        return False
+    return hi - edges[-1].end() >= UNIT_RUN if before else edges[0].start() - lo >= UNIT_RUN

@@ -1,0 +1,1 @@
+"""Review desk HTTP API (DESIGN.md §8), one module per concept."""

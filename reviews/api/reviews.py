@@ -1,0 +1,185 @@
+"""Reviews: start, read, edit the checklist and summary, rank risks, submit."""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..exceptions import NotFound, ReviewsError
+from ..models import Area, ChecklistItem, Review
+from ..selectors import (
+    annotation_list,
+    checklist_coverage,
+    checklist_list,
+    doc_get_for_user,
+    review_get_for_user,
+    review_list_visible,
+    revision_get_for_user,
+)
+from ..services import review_create, review_risks_rank, review_submit, review_update
+from .fields import choice_field
+from .serializers import (
+    CoverageSerializer,
+    ReviewAnnotationWithAnchorsSerializer,
+    ReviewChecklistItemSerializer,
+)
+
+
+class ReviewSummarySerializer(serializers.ModelSerializer):
+    doc = serializers.IntegerField(source="revision.doc_id")
+    doc_title = serializers.CharField(source="revision.doc.title")
+    revision = serializers.IntegerField(source="revision_id")
+    revision_number = serializers.IntegerField(source="revision.number")
+    reviewer = serializers.CharField(source="reviewer.username")
+    status = choice_field(Review.Status.values, read_only=True)
+
+    class Meta:
+        model = Review
+        fields = (
+            "id",
+            "doc",
+            "doc_title",
+            "revision",
+            "revision_number",
+            "reviewer",
+            "status",
+            "summary",
+            "created_at",
+            "updated_at",
+            "submitted_at",
+        )
+
+
+class ReviewDetailSerializer(ReviewSummarySerializer):
+    checklist = ReviewChecklistItemSerializer(many=True, source="checklist_rows")
+    coverage = CoverageSerializer()
+    annotations = ReviewAnnotationWithAnchorsSerializer(many=True, source="annotation_rows")
+
+    class Meta(ReviewSummarySerializer.Meta):
+        fields = (*ReviewSummarySerializer.Meta.fields, "checklist", "coverage", "annotations")
+
+
+def review_detail(review: Review) -> dict[str, Any]:
+    """The review with its checklist, coverage and annotations (with anchors): four queries."""
+    review.checklist_rows = checklist_list(review=review)
+    review.coverage = checklist_coverage(review.checklist_rows)
+    review.annotation_rows = list(annotation_list(review=review))
+    return ReviewDetailSerializer(review).data
+
+
+class ReviewListCreateApi(ListAPIView):
+    """Reviews the caller can see (their own, and submitted ones); start a review."""
+
+    serializer_class = ReviewSummarySerializer
+
+    class InputSerializer(serializers.Serializer):
+        revision = serializers.IntegerField(help_text="The revision to review.")
+
+    def get_queryset(self):
+        reviews = review_list_visible(user=self.request.user).order_by("-created_at", "-id")
+        doc_id = self.request.query_params.get("doc")
+        if doc_id:
+            reviews = reviews.filter(
+                revision__doc=doc_get_for_user(user=self.request.user, doc_id=doc_id)
+            )
+        return reviews
+
+    @extend_schema(
+        parameters=[OpenApiParameter("doc", int, required=False, description="Only this doc.")]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ReviewDetailSerializer, 200: ReviewDetailSerializer},
+        description="One review per revision and reviewer: asking again returns yours (200).",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            revision = revision_get_for_user(
+                user=request.user, revision_id=data.validated_data["revision"]
+            )
+        except NotFound:
+            raise ReviewsError("revision: no such revision.", field="revision") from None
+        review, created = review_create(actor=request.user, revision=revision)
+        review = review_get_for_user(user=request.user, review_id=review.pk)
+        return Response(
+            review_detail(review), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class ChecklistEntrySerializer(serializers.Serializer):
+    area = serializers.ChoiceField(choices=Area.values)
+    status = choice_field(ChecklistItem.Status.values, required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+
+
+class ReviewDetailApi(APIView):
+    """A review with its checklist and annotations. Drafts are edited by their reviewer;
+    submitted reviews are read-only (400)."""
+
+    class InputSerializer(serializers.Serializer):
+        summary = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+        checklist = ChecklistEntrySerializer(many=True, required=False)
+
+    @extend_schema(responses=ReviewDetailSerializer)
+    def get(self, request: Request, review_id: int) -> Response:
+        review = review_get_for_user(user=request.user, review_id=review_id)
+        return Response(review_detail(review))
+
+    @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)
+    def patch(self, request: Request, review_id: int) -> Response:
+        review = review_get_for_user(user=request.user, review_id=review_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        review_update(
+            actor=request.user,
+            review=review,
+            summary=data.validated_data.get("summary"),
+            checklist=data.validated_data.get("checklist"),
+        )
+        return Response(review_detail(review_get_for_user(user=request.user, review_id=review_id)))
+
+
+class ReviewSubmitApi(APIView):
+    """draft → submitted. Submitting again is a no-op (200 with the review)."""
+
+    class InputSerializer(serializers.Serializer):
+        summary = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+
+    @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)
+    def post(self, request: Request, review_id: int) -> Response:
+        review = review_get_for_user(user=request.user, review_id=review_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        review_submit(actor=request.user, review=review, summary=data.validated_data.get("summary"))
+        return Response(review_detail(review_get_for_user(user=request.user, review_id=review_id)))
+
+
+class ReviewRankingApi(APIView):
+    """Rank the risks of a draft, worst first: every risk's id, once, in order."""
+
+    class InputSerializer(serializers.Serializer):
+        order = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
+
+    class OutputSerializer(serializers.Serializer):
+        order = serializers.ListField(
+            child=serializers.IntegerField(), help_text="Risk ids; rank 1 first."
+        )
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request: Request, review_id: int) -> Response:
+        review = review_get_for_user(user=request.user, review_id=review_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        order = review_risks_rank(
+            actor=request.user, review=review, order=data.validated_data["order"]
+        )
+        return Response(self.OutputSerializer({"order": order}).data)

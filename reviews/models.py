@@ -1,0 +1,314 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .exceptions import RevisionImmutable
+
+
+class Area(models.TextChoices):
+    """The eight areas of the review checklist (DESIGN.md §6), in the order they are shown."""
+
+    GOALS = "goals", "Goals & non-goals"
+    ALTERNATIVES = "alternatives", "Alternatives"
+    SCALE_COST = "scale-cost", "Scale & cost"
+    FAILURE_MODES = "failure-modes", "Failure modes"
+    ROLLOUT_ROLLBACK = "rollout-rollback", "Rollout & rollback"
+    OBSERVABILITY = "observability", "Observability"
+    SECURITY = "security", "Security"
+    MIGRATION = "migration", "Migration"
+
+
+class DesignDoc(models.Model):
+    """A design document: a title, an author, pinned constraints and immutable revisions.
+
+    Visible to every signed-in account (it is a practice desk: anyone may review any doc); only
+    the author adds revisions or edits the constraints.
+    """
+
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="design_docs"
+    )
+    title = models.CharField(max_length=200)
+    question = models.ForeignKey(
+        "questionbank.Question",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="design_docs",
+    )
+    constraints = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Pinned constraints: short statements the review must work within.",
+    )
+    practice = models.BooleanField(
+        default=False, help_text="A sample document shipped with Redline for practice."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WriteOnceQuerySet(models.QuerySet):
+    """Rows written once: bulk update and delete are not available."""
+
+    def update(self, **kwargs):
+        raise RevisionImmutable(f"{self.model.__name__} rows are immutable.")
+
+    def delete(self):
+        raise RevisionImmutable(f"{self.model.__name__} rows are immutable.")
+
+
+class WriteOnceModel(models.Model):
+    """Immutable rows: `save()` only inserts, `delete()` refuses.
+
+    The same shape as playground's: reviews may not import playground (DESIGN.md §3).
+    """
+
+    objects = WriteOnceQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise RevisionImmutable(f"{type(self).__name__} rows are immutable.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise RevisionImmutable(f"{type(self).__name__} rows are immutable.")
+
+
+class DocRevision(WriteOnceModel):
+    """One immutable revision of a document. Its Markdown lives in textstore (`body_sha`),
+    stored as a delta against the previous revision's text."""
+
+    doc = models.ForeignKey(DesignDoc, on_delete=models.PROTECT, related_name="revisions")
+    number = models.PositiveIntegerField(help_text="1, 2, 3… within the document.")
+    body_sha = models.CharField(max_length=64)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="doc_revisions"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    message = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["doc", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["doc", "number"], name="docrevision_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.doc_id} r{self.number}"
+
+
+class Review(models.Model):
+    """One reviewer's critique of one revision: draft (private) → submitted (read-only)."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    revision = models.ForeignKey(DocRevision, on_delete=models.PROTECT, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    summary = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["revision", "reviewer"], name="review_one_per_revision_and_reviewer"
+            ),
+            models.CheckConstraint(
+                condition=(Q(status="draft") & Q(submitted_at__isnull=True))
+                | (Q(status="submitted") & Q(submitted_at__isnull=False)),
+                name="review_submitted_at_iff_submitted",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"review {self.pk} of {self.revision}"
+
+
+class ChecklistItem(models.Model):
+    """One of the eight checklist areas of a review; all eight are created with the review."""
+
+    class Status(models.TextChoices):
+        UNSET = "", "Not assessed"
+        COVERED = "covered", "Covered"
+        GAP = "gap", "Gap"
+        NA = "na", "N/A"
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="checklist")
+    area = models.CharField(max_length=20, choices=Area.choices)
+    position = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="")
+    note = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        ordering = ["review", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["review", "area"], name="checklist_area_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.area}: {self.status or 'unset'}"
+
+
+class Annotation(models.Model):
+    """A comment anchored to a passage of the reviewed revision, or to the whole document.
+
+    The passage is kept as a W3C TextQuoteSelector (exact, prefix, suffix) plus a
+    TextPositionSelector (start, end: offsets into the revision's Markdown) and the heading
+    path. Where it lands in later revisions is in `AnnotationAnchor`.
+    """
+
+    class Kind(models.TextChoices):
+        RISK = "risk", "Risk"
+        MISSING = "missing", "Missing"
+        ALTERNATIVE = "alternative", "Alternative"
+        QUESTION = "question", "Question"
+        ALREADY_CONSIDERED = "already-considered", "Already considered"
+        CONSTRAINT = "constraint", "Constraint"
+
+    class Severity(models.TextChoices):
+        BLOCKER = "blocker", "Blocker"
+        MAJOR = "major", "Major"
+        MINOR = "minor", "Minor"
+        NIT = "nit", "Nit"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+        DROPPED = "dropped", "Dropped"
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="annotations")
+    revision = models.ForeignKey(
+        DocRevision,
+        on_delete=models.PROTECT,
+        related_name="annotations",
+        help_text="The revision the annotation was made on (the review's).",
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
+    )
+    whole_document = models.BooleanField(default=False)
+    exact = models.TextField(blank=True)
+    prefix = models.CharField(max_length=200, blank=True)
+    suffix = models.CharField(max_length=200, blank=True)
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    heading_path = models.JSONField(default=list, blank=True)
+    area = models.CharField(max_length=20, choices=Area.choices)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    body = models.TextField()
+    tradeoff = models.TextField(blank=True)
+    constraint = models.CharField(
+        max_length=200, blank=True, help_text="The pinned constraint it refers to (its text)."
+    )
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    status_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["review", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "rank"],
+                condition=Q(rank__isnull=False),
+                name="annotation_rank_unique_per_review",
+            ),
+            models.CheckConstraint(
+                condition=Q(rank__isnull=True) | (Q(kind="risk") & Q(rank__gte=1)),
+                name="annotation_rank_only_for_risks",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(whole_document=True)
+                    & Q(start__isnull=True)
+                    & Q(end__isnull=True)
+                    & Q(exact="")
+                )
+                | (
+                    Q(whole_document=False)
+                    & Q(start__isnull=False)
+                    & Q(end__gt=models.F("start"))
+                    & ~Q(exact="")
+                ),
+                name="annotation_passage_or_whole_document",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="alternative") | ~Q(tradeoff=""),
+                name="annotation_alternative_has_tradeoff",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="constraint") | ~Q(constraint=""),
+                name="annotation_constraint_names_one",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on {self.revision}: {self.body[:40]}"
+
+
+class AnnotationAnchor(models.Model):
+    """Where an annotation landed in one revision (DESIGN.md §6), one row per revision.
+
+    Offsets are into that revision's Markdown; orphaned anchors and whole-document annotations
+    have none. `manual` marks a passage the user re-attached by hand.
+    """
+
+    class Status(models.TextChoices):
+        EXACT = "exact", "Exact"
+        MOVED = "moved", "Moved"
+        FUZZY = "fuzzy", "Fuzzy"
+        ORPHANED = "orphaned", "Orphaned"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="anchors")
+    revision = models.ForeignKey(DocRevision, on_delete=models.PROTECT, related_name="anchors")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    score = models.FloatField(default=1.0)
+    manual = models.BooleanField(default=False)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["annotation_id", "revision_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation", "revision"], name="anchor_once_per_revision"
+            ),
+            models.CheckConstraint(
+                condition=(Q(start__isnull=True) & Q(end__isnull=True))
+                | (Q(start__isnull=False) & Q(end__gt=models.F("start"))),
+                name="anchor_span_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="orphaned") | Q(start__isnull=True),
+                name="anchor_orphan_has_no_span",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotation_id} in {self.revision_id}: {self.status}"

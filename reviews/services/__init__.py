@@ -1,0 +1,35 @@
+"""Writes of the review desk, one module per concept. Each service is one transaction with an
+explicit acting user.
+
+Rules kept here (DESIGN.md §6): revisions are written once, as textstore deltas against the
+previous revision; only a document's author adds revisions or edits its constraints; a review
+is edited only by its reviewer and only while it is a draft; an annotation's issue status may be
+changed by the document's author or the annotation's author, also after submission.
+"""
+
+from .annotations import (
+    annotation_create,
+    annotation_delete,
+    annotation_reattach,
+    annotation_update,
+    review_risks_rank,
+    selector_resolve,
+)
+from .documents import constraints_clean, doc_constraints_set, doc_create, doc_revision_create
+from .reviews import review_create, review_submit, review_update
+
+__all__ = [
+    "annotation_create",
+    "annotation_delete",
+    "annotation_reattach",
+    "annotation_update",
+    "constraints_clean",
+    "doc_constraints_set",
+    "doc_create",
+    "doc_revision_create",
+    "review_create",
+    "review_risks_rank",
+    "review_submit",
+    "review_update",
+    "selector_resolve",
+]

@@ -1,0 +1,16 @@
+from django.urls import path
+
+from . import views
+
+app_name = "reviews"
+urlpatterns = [
+    path("", views.doc_list_view, name="list"),
+    path("new/", views.doc_new_view, name="new"),
+    path("d/<int:doc_id>/", views.doc_detail_view, name="doc"),
+    path("d/<int:doc_id>/revise/", views.doc_revise_view, name="revise"),
+    path("d/<int:doc_id>/constraints/", views.doc_constraints_view, name="constraints"),
+    path("d/<int:doc_id>/review/", views.review_start_view, name="start"),
+    path("r/<int:review_id>/", views.review_detail_view, name="review"),
+    path("r/<int:review_id>/checklist/", views.review_checklist_view, name="checklist"),
+    path("r/<int:review_id>/submit/", views.review_submit_view, name="submit"),
+]

@@ -1,0 +1,410 @@
+// Review page: turn a selection into Markdown source offsets, annotate, rank risks, change
+// issue status, re-attach orphans. Talks to the JSON API (/api/v1/...) with the session.
+//
+// The server wraps every run of text that is verbatim in the Markdown source in
+// <span data-s="OFFSET"> (escapes and entities also carry data-l, their source length), in the
+// rendered view and in the source view alike. A point in the page maps to
+// data-s + the characters before it inside that span, so selection offsets are exact; the
+// server checks them against the quote again.
+(function () {
+  "use strict";
+
+  const app = document.getElementById("review-app");
+  if (!app) return;
+  const rendered = document.getElementById("doc-rendered");
+  const sourceView = document.getElementById("doc-source");
+  // Offsets are in Unicode code points (Python str indices), not UTF-16 units as in JS
+  // strings: the two differ after any character outside the BMP (emoji).
+  const source = Array.from(sourceView.textContent);
+  const roots = [rendered, sourceView];
+  const canEdit = app.dataset.canEdit === "1";
+  let captured = null; // {start, end}: the last passage selected in the document
+
+  function csrfToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+    } catch (error) {
+      return "";
+    }
+  }
+
+  function api(method, url, payload) {
+    return fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      headers: {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "X-CSRFToken": csrfToken(),
+      },
+      body: payload === undefined ? undefined : JSON.stringify(payload),
+    });
+  }
+
+  async function detailOf(response) {
+    try {
+      const body = await response.json();
+      return body.detail || response.statusText;
+    } catch (error) {
+      return response.statusText || "Request failed";
+    }
+  }
+
+  function showError(element, message) {
+    if (!element) return;
+    element.textContent = message;
+    element.hidden = !message;
+  }
+
+  function reloadAt(hash) {
+    history.replaceState(null, "", window.location.pathname + window.location.search + (hash || ""));
+    window.location.reload();
+  }
+
+  // --- selection → source offsets ---------------------------------------------------------
+
+  function spanOf(node) {
+    const parent = node.parentElement;
+    return parent ? parent.closest("[data-s]") : null;
+  }
+
+  function codePoints(text) {
+    return Array.from(text).length;
+  }
+
+  function sourceOffset(textNode, offset) {
+    const span = spanOf(textNode);
+    const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+    let before = "";
+    let node;
+    while ((node = walker.nextNode()) && node !== textNode) before += node.data;
+    const within = codePoints(before + textNode.data.slice(0, offset));
+    const start = parseInt(span.dataset.s, 10);
+    if (span.dataset.l) return within > 0 ? start + parseInt(span.dataset.l, 10) : start;
+    return start + within;
+  }
+
+  // The source span a DOM range covers: from the first mapped text node it touches to the
+  // last, trimmed of surrounding whitespace. Null if it touches no document text.
+  function rangeToSource(range, root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        return spanOf(node) && range.intersectsNode(node)
+          ? NodeFilter.FILTER_ACCEPT
+          : NodeFilter.FILTER_SKIP;
+      },
+    });
+    let first = null;
+    let last = null;
+    let node;
+    while ((node = walker.nextNode())) {
+      if (!first) first = node;
+      last = node;
+    }
+    if (!first) return null;
+    const startOffset = first === range.startContainer ? range.startOffset : 0;
+    const endOffset = last === range.endContainer ? range.endOffset : last.data.length;
+    let start = sourceOffset(first, startOffset);
+    let end = sourceOffset(last, endOffset);
+    // A selection that starts or ends at the edge of a text run takes the emphasis or code
+    // markers around it, so the quote stays balanced (`code`, **bold**).
+    if (atSpanEdge(first, startOffset, "start")) {
+      while (start > 0 && MARKERS.indexOf(source[start - 1]) !== -1) start--;
+    }
+    if (atSpanEdge(last, endOffset, "end")) {
+      while (end < source.length && MARKERS.indexOf(source[end]) !== -1) end++;
+    }
+    while (start < end && /\s/.test(source[start])) start++;
+    while (end > start && /\s/.test(source[end - 1])) end--;
+    return end > start ? { start: start, end: end } : null;
+  }
+
+  const MARKERS = "`*_~";
+
+  function atSpanEdge(textNode, offset, edge) {
+    const span = spanOf(textNode);
+    if (span === sourceView.firstElementChild || span.dataset.l) return false;
+    const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+    let before = 0;
+    let total = 0;
+    let node;
+    while ((node = walker.nextNode())) {
+      if (node === textNode) before = total;
+      total += node.data.length;
+    }
+    return edge === "start" ? before + offset === 0 : before + offset === total;
+  }
+
+  const preview = document.getElementById("selection-preview");
+  const reattachButtons = document.querySelectorAll("[data-reattach]");
+
+  function renderPreview() {
+    const whole = document.getElementById("whole-document");
+    if (preview) {
+      if (whole && whole.checked) {
+        preview.textContent = "About the whole document.";
+        preview.classList.remove("has-selection");
+      } else if (captured) {
+        let quote = source.slice(captured.start, captured.end).join("").replace(/\s+/g, " ");
+        if (quote.length > 160) quote = quote.slice(0, 157) + "…";
+        preview.textContent = "“" + quote + "”";
+        preview.classList.add("has-selection");
+        preview.dataset.start = captured.start;
+        preview.dataset.end = captured.end;
+      } else {
+        preview.textContent = preview.dataset.empty;
+        preview.classList.remove("has-selection");
+      }
+    }
+    reattachButtons.forEach(function (button) { button.disabled = !captured; });
+  }
+
+  document.addEventListener("selectionchange", function () {
+    const selection = document.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+    const range = selection.getRangeAt(0);
+    const root = roots.find(function (r) { return r.contains(range.commonAncestorContainer); });
+    if (!root) return;
+    const span = rangeToSource(range, root);
+    if (!span) return;
+    captured = span;
+    const whole = document.getElementById("whole-document");
+    if (whole) whole.checked = false;
+    renderPreview();
+  });
+
+  // --- rendered / source tabs ---------------------------------------------------------------
+
+  document.querySelectorAll(".view-tab").forEach(function (tab) {
+    tab.addEventListener("click", function () {
+      const view = tab.dataset.view;
+      document.querySelectorAll(".view-tab").forEach(function (other) {
+        other.setAttribute("aria-selected", other === tab ? "true" : "false");
+      });
+      rendered.hidden = view !== "rendered";
+      sourceView.hidden = view !== "source";
+    });
+  });
+
+  // --- annotate -----------------------------------------------------------------------------
+
+  const form = document.getElementById("annotate-form");
+  if (form) {
+    const kind = form.querySelector("[name=kind]");
+    const syncKind = function () {
+      form.querySelectorAll("[data-kind-only]").forEach(function (field) {
+        field.hidden = field.dataset.kindOnly !== kind.value;
+      });
+    };
+    kind.addEventListener("change", syncKind);
+    syncKind();
+    form.querySelector("#whole-document").addEventListener("change", renderPreview);
+
+    form.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      const error = document.getElementById("annotate-error");
+      const whole = form.querySelector("#whole-document").checked;
+      if (!whole && !captured) {
+        showError(error, "Select a passage in the document first, or tick “About the whole document”.");
+        return;
+      }
+      const payload = {
+        area: form.area.value,
+        kind: kind.value,
+        severity: form.severity.value,
+        body: form.body.value,
+      };
+      if (kind.value === "alternative") payload.tradeoff = form.tradeoff.value;
+      if (kind.value === "constraint") payload.constraint = form.constraint.value;
+      if (!whole) {
+        payload.position = { start: captured.start, end: captured.end };
+        payload.quote = { exact: source.slice(captured.start, captured.end).join("") };
+      }
+      const button = form.querySelector("button[type=submit]");
+      button.disabled = true;
+      const response = await api("POST", app.dataset.annotationsUrl, payload);
+      button.disabled = false;
+      if (!response.ok) {
+        showError(error, await detailOf(response));
+        return;
+      }
+      const created = await response.json();
+      reloadAt("#ann-" + created.id);
+    });
+  }
+
+  // --- rank risks: drag, or the ↑/↓ buttons -------------------------------------------------
+
+  const riskList = document.getElementById("risk-list");
+  if (riskList && canEdit) {
+    const rankingError = document.getElementById("ranking-error");
+    const order = function () {
+      return Array.from(riskList.querySelectorAll(".risk-item")).map(function (li) {
+        return parseInt(li.dataset.id, 10);
+      });
+    };
+    const renumber = function () {
+      riskList.querySelectorAll(".risk-item").forEach(function (li, index) {
+        li.querySelector("[data-rank]").textContent = "#" + (index + 1);
+        const margin = document.querySelector("#ann-" + li.dataset.id + " .rank-badge");
+        if (margin) margin.textContent = "#" + (index + 1);
+      });
+    };
+    const restore = function (ids) {
+      ids.forEach(function (id) {
+        riskList.appendChild(riskList.querySelector('.risk-item[data-id="' + id + '"]'));
+      });
+    };
+    const save = async function (previous) {
+      riskList.setAttribute("aria-busy", "true");
+      const response = await api("POST", app.dataset.rankingUrl, { order: order() });
+      riskList.removeAttribute("aria-busy");
+      if (!response.ok) {
+        restore(previous);
+        showError(rankingError, await detailOf(response));
+        return;
+      }
+      showError(rankingError, "");
+      renumber();
+      riskList.dataset.saved = order().join(",");
+    };
+
+    riskList.addEventListener("click", function (event) {
+      const button = event.target.closest("[data-move]");
+      if (!button) return;
+      const item = button.closest(".risk-item");
+      const previous = order();
+      if (button.dataset.move === "up" && item.previousElementSibling) {
+        riskList.insertBefore(item, item.previousElementSibling);
+      } else if (button.dataset.move === "down" && item.nextElementSibling) {
+        riskList.insertBefore(item.nextElementSibling, item);
+      } else {
+        return;
+      }
+      button.focus();
+      save(previous);
+    });
+
+    let dragged = null;
+    let before = null;
+    riskList.addEventListener("dragstart", function (event) {
+      dragged = event.target.closest(".risk-item");
+      if (!dragged) return;
+      before = order();
+      dragged.classList.add("dragging");
+      event.dataTransfer.effectAllowed = "move";
+      event.dataTransfer.setData("text/plain", dragged.dataset.id);
+    });
+    riskList.addEventListener("dragover", function (event) {
+      if (!dragged) return;
+      event.preventDefault();
+      const over = event.target.closest(".risk-item");
+      if (!over || over === dragged) return;
+      const box = over.getBoundingClientRect();
+      const after = event.clientY > box.top + box.height / 2;
+      riskList.insertBefore(dragged, after ? over.nextElementSibling : over);
+    });
+    riskList.addEventListener("drop", function (event) {
+      event.preventDefault();
+    });
+    riskList.addEventListener("dragend", function () {
+      if (!dragged) return;
+      dragged.classList.remove("dragging");
+      dragged = null;
+      if (before && before.join(",") !== order().join(",")) save(before);
+      before = null;
+    });
+  }
+
+  // --- issue status, delete, re-attach ----------------------------------------------------------
+
+  document.querySelectorAll(".status-select").forEach(function (select) {
+    let current = select.value;
+    select.addEventListener("change", async function () {
+      const response = await api("PATCH", select.dataset.url, { status: select.value });
+      const item = select.closest(".ann");
+      if (!response.ok) {
+        const message = await detailOf(response);
+        select.value = current;
+        window.alert(message);
+        return;
+      }
+      current = select.value;
+      if (item) item.classList.toggle("ann-closed", current !== "open");
+    });
+  });
+
+  document.querySelectorAll("[data-delete]").forEach(function (button) {
+    button.addEventListener("click", async function () {
+      if (!window.confirm("Delete this annotation?")) return;
+      const response = await api("DELETE", button.dataset.delete);
+      if (!response.ok) {
+        window.alert(await detailOf(response));
+        return;
+      }
+      reloadAt("");
+    });
+  });
+
+  reattachButtons.forEach(function (button) {
+    button.addEventListener("click", async function () {
+      if (!captured) return;
+      const response = await api("POST", button.dataset.reattach, {
+        revision: parseInt(app.dataset.viewedRevision, 10),
+        position: { start: captured.start, end: captured.end },
+      });
+      if (!response.ok) {
+        showError(document.getElementById("reattach-error"), await detailOf(response));
+        return;
+      }
+      reloadAt("#ann-" + button.closest("[data-ann-id]").dataset.annId);
+    });
+  });
+
+  // --- highlights ↔ margin ----------------------------------------------------------------------
+
+  function marksFor(id) {
+    return Array.from(document.querySelectorAll("mark[data-ann]")).filter(function (mark) {
+      return mark.dataset.ann.split(" ").indexOf(String(id)) !== -1;
+    });
+  }
+
+  function flash(elements) {
+    elements.forEach(function (el) {
+      el.classList.add("flash");
+      window.setTimeout(function () { el.classList.remove("flash"); }, 1200);
+    });
+  }
+
+  document.addEventListener("mouseover", function (event) {
+    const mark = event.target.closest && event.target.closest("mark[data-ann]");
+    document.querySelectorAll(".ann.active").forEach(function (el) { el.classList.remove("active"); });
+    if (!mark) return;
+    mark.dataset.ann.split(" ").forEach(function (id) {
+      const item = document.getElementById("ann-" + id);
+      if (item) item.classList.add("active");
+    });
+  });
+
+  document.addEventListener("click", function (event) {
+    const mark = event.target.closest("mark[data-ann]");
+    if (mark && document.getSelection().isCollapsed) {
+      const item = document.getElementById("ann-" + mark.dataset.ann.split(" ")[0]);
+      if (item) {
+        item.scrollIntoView({ behavior: "smooth", block: "center" });
+        flash([item]);
+      }
+      return;
+    }
+    const item = event.target.closest(".ann-quote");
+    if (item) {
+      const marks = marksFor(item.closest(".ann").dataset.annId);
+      if (marks.length) {
+        marks[0].scrollIntoView({ behavior: "smooth", block: "center" });
+        flash(marks);
+      }
+    }
+  });
+
+  renderPreview();
+})();

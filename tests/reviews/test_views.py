@@ -1,0 +1,235 @@
+"""Review-desk pages: list, new doc, doc page with revisions, review page, checklist, submit,
+seed documents on the question page."""
+
+import pytest
+from django.test import Client
+
+from reviews.models import ChecklistItem, DesignDoc, DocRevision, Review
+from reviews.seed import SYSTEM_USERNAME, practice_docs_load
+from reviews.services import doc_revision_create, review_submit
+from tests.factories import make_user
+from tests.reviews.factories import DOC, annotate, make_doc, make_review
+
+pytestmark = pytest.mark.django_db
+
+TENANT = "Tenant keys are hashed at rest and compared in constant time."
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def author():
+    return make_user("author")
+
+
+@pytest.fixture
+def reviewer():
+    return make_user("reviewer")
+
+
+@pytest.fixture
+def doc(author):
+    return make_doc(author)
+
+
+@pytest.fixture
+def review(doc, reviewer):
+    return make_review(reviewer, doc[1])
+
+
+def test_pages_need_a_login(review):
+    client = Client()
+    for url in (
+        "/reviews/",
+        "/reviews/new/",
+        f"/reviews/d/{review.revision.doc_id}/",
+        f"/reviews/r/{review.pk}/",
+    ):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_home_and_nav_link_to_the_review_desk(reviewer):
+    html = client_for(reviewer).get("/").content.decode()
+    assert 'href="/reviews/"' in html and "Open the review desk" in html
+
+
+def test_list_page_shows_docs_and_my_reviews(doc, review, reviewer):
+    html = client_for(reviewer).get("/reviews/").content.decode()
+    assert "Inference gateway" in html and f'href="/reviews/r/{review.pk}/"' in html
+    assert "(latest r1)" in html
+
+
+def test_new_doc_page(author):
+    client = client_for(author)
+    assert client.get("/reviews/new/").status_code == 200
+    bad = client.post("/reviews/new/", {"title": "", "body": "# x"})
+    assert bad.status_code == 400 and "title" in bad.content.decode()
+    response = client.post(
+        "/reviews/new/",
+        {
+            "title": "Cache",
+            "question": "review-design-doc",
+            "constraints": "No new databases.\n\n  Keep the API.  \n",
+            "body": "# Cache\r\n\r\nWe add a cache.\r\n",
+        },
+    )
+    doc = DesignDoc.objects.get(title="Cache")
+    assert response.status_code == 302 and response["Location"] == f"/reviews/d/{doc.pk}/"
+    assert doc.constraints == ["No new databases.", "Keep the API."]
+    assert doc.question.slug == "review-design-doc"
+
+
+def test_doc_page_revisions_start_review_and_revise(doc, author, reviewer):
+    design, r1 = doc
+    page = client_for(reviewer).get(f"/reviews/d/{design.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="h-security"' in html and "Start review of r1" in html
+    assert "New revision" not in html  # only the author revises
+
+    started = client_for(reviewer).post(f"/reviews/d/{design.pk}/review/", {"revision": r1.pk})
+    review = Review.objects.get(reviewer=reviewer)
+    assert started["Location"] == f"/reviews/r/{review.pk}/"
+    again = client_for(reviewer).post(f"/reviews/d/{design.pk}/review/", {"revision": r1.pk})
+    assert again["Location"] == started["Location"] and Review.objects.count() == 1
+
+    forbidden = client_for(reviewer).post(f"/reviews/d/{design.pk}/revise/", {"body": "# x"})
+    assert forbidden.status_code == 403
+    owner = client_for(author)
+    assert "New revision" in owner.get(f"/reviews/d/{design.pk}/").content.decode()
+    empty = owner.post(f"/reviews/d/{design.pk}/revise/", {"body": "  "})
+    assert empty.status_code == 400 and "empty" in empty.content.decode()
+    saved = owner.post(
+        f"/reviews/d/{design.pk}/revise/", {"body": DOC + "\nMore.\n", "message": "more"}
+    )
+    r2 = DocRevision.objects.get(doc=design, number=2)
+    assert saved["Location"] == f"/reviews/d/{design.pk}/?rev={r2.pk}"
+    page = owner.get(saved["Location"]).content.decode()
+    assert 'aria-current="page" title="more' in page and "r2" in page
+    old = owner.get(f"/reviews/d/{design.pk}/?rev={r1.pk}")
+    assert old.status_code == 200 and ">More.</span>" not in old.content.decode()
+    assert owner.get(f"/reviews/d/{design.pk}/?rev=999999").status_code == 404
+
+    owner.post(f"/reviews/d/{design.pk}/constraints/", {"constraints": "Fixed batch size"})
+    assert DesignDoc.objects.get(pk=design.pk).constraints == ["Fixed batch size"]
+
+
+def test_review_page_draft_is_private(review, reviewer):
+    annotate(review, TENANT, area="security", body="Rotation policy?")
+    mine = client_for(reviewer).get(f"/reviews/r/{review.pk}/")
+    html = mine.content.decode()
+    assert mine.status_code == 200
+    assert 'id="annotate-form"' in html and "Submit review" in html
+    assert 'class="hl" data-ann="' in html and "Rotation policy?" in html
+
+    other = client_for(make_user("other"))
+    hidden = other.get(f"/reviews/r/{review.pk}/")
+    missing = other.get("/reviews/r/999999/")
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.content == missing.content
+
+
+def test_checklist_form_htmx_and_plain(review, reviewer):
+    client = client_for(reviewer)
+    data = {"status-goals": "covered", "note-goals": "clear", "status-security": "gap"}
+    partial = client.post(f"/reviews/r/{review.pk}/checklist/", data, HTTP_HX_REQUEST="true")
+    html = partial.content.decode()
+    assert partial.status_code == 200 and 'id="checklist-panel"' in html
+    assert '<strong data-coverage="covered">1</strong>' in html
+    assert '<strong data-coverage="gap">1</strong>' in html and "Saved" in html
+    assert ChecklistItem.objects.get(review=review, area="goals").note == "clear"
+
+    plain = client.post(f"/reviews/r/{review.pk}/checklist/", {"status-goals": "na"})
+    assert plain.status_code == 302
+    assert ChecklistItem.objects.get(review=review, area="goals").status == "na"
+    assert (
+        client_for(make_user("x")).post(f"/reviews/r/{review.pk}/checklist/", data).status_code
+        == 404
+    )
+
+
+def test_submit_then_read_only_for_everyone(review, reviewer, author):
+    annotate(review, TENANT, area="security")
+    client = client_for(reviewer)
+    response = client.post(f"/reviews/r/{review.pk}/submit/", {"summary": "Ship it after fixes."})
+    assert response.status_code == 302
+    review.refresh_from_db()
+    assert review.status == "submitted" and review.summary == "Ship it after fixes."
+
+    html = client_for(author).get(f"/reviews/r/{review.pk}/").content.decode()
+    assert "Export Markdown" in html and f"/api/v1/reviews/{review.pk}/export/?format=json" in html
+    assert 'id="annotate-form"' not in html and "Save checklist" not in html
+    assert "status-select" in html  # the doc's author may resolve it
+    third = client_for(make_user("third")).get(f"/reviews/r/{review.pk}/").content.decode()
+    assert "Ship it after fixes." in third and "status-select" not in third
+
+
+def test_revision_switcher_shows_where_annotations_landed(
+    review, reviewer, author, django_capture_on_commit_callbacks
+):
+    moved = annotate(review, "Each decode replica holds a 40 GB paged KV cache", area="scale-cost")
+    orphan = annotate(review, TENANT, area="security", body="Rotation?")
+    review_submit(actor=reviewer, review=review)
+    with django_capture_on_commit_callbacks(execute=True):
+        r2, _ = doc_revision_create(
+            actor=author, doc=review.revision.doc, body="# Preface\n\n" + DOC.replace(TENANT, "")
+        )
+    html = client_for(reviewer).get(f"/reviews/r/{review.pk}/?rev={r2.pk}").content.decode()
+    assert "Orphans in r2" in html
+    assert f'data-ann-id="{moved.pk}" data-anchor-status="moved"' in html
+    assert f'data-ann-id="{orphan.pk}" data-anchor-status="orphaned"' in html
+    assert "r1 exact</span> → <span" in html and "r2 moved" in html
+    assert f'data-ann="{moved.pk}"' in html and f'data-ann="{orphan.pk}"' not in html
+    # the orphan's own author may re-attach it
+    assert f'data-reattach="/api/v1/annotations/{orphan.pk}/reattach/"' in html
+
+
+def test_question_page_links_the_practice_docs(reviewer):
+    practice_docs_load()  # present from the migration unless a transactional test flushed it
+    docs = DesignDoc.objects.filter(practice=True, author__username=SYSTEM_USERNAME)
+    assert docs.count() == 2
+    assert {d.question.slug for d in docs} == {"llm-inference-api", "prompt-playground"}
+    assert all(len(d.constraints) == 1 for d in docs)
+    html = client_for(reviewer).get("/questions/review-design-doc/").content.decode()
+    for design in docs:
+        assert f'href="/reviews/d/{design.pk}/"' in html and design.title in html
+    tied = client_for(reviewer).get("/questions/prompt-playground/").content.decode()
+    assert "Prompt playground with versions and share links" in tied
+    assert "Batched inference server" not in tied
+    anonymous = Client().get("/questions/review-design-doc/").content.decode()
+    assert "Log in to review the design documents" in anonymous
+    assert practice_docs_load() == 0  # loading again creates nothing
+
+
+def test_practice_docs_are_incomplete_on_purpose():
+    practice_docs_load()
+    from reviews.seed import practice_docs_read
+
+    inference, playground = practice_docs_read()
+    assert "generate_batch(requests, max_batch=32)" in inference["body"]
+    assert "rollback" not in inference["body"].lower()
+    assert "revocation takes effect\nwhen these caches expire" in playground["body"].lower()
+
+
+def test_admin_lists_everything_and_revisions_are_read_only(review):
+    annotate(review, TENANT, area="security")
+    admin = make_user("root")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client = client_for(admin)
+    for model in ("designdoc", "docrevision", "review", "annotation", "annotationanchor"):
+        assert client.get(f"/admin/reviews/{model}/").status_code == 200
+    revision_url = f"/admin/reviews/docrevision/{review.revision_id}/change/"
+    page = client.get(revision_url)
+    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+    assert client.get("/admin/reviews/docrevision/add/").status_code == 403
+    assert (
+        client.post(f"/admin/reviews/docrevision/{review.revision_id}/delete/").status_code == 403
+    )
+    assert (
+        client.get(f"/admin/reviews/designdoc/{review.revision.doc_id}/change/").status_code == 200
+    )
