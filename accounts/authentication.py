@@ -7,7 +7,6 @@ from rest_framework.authentication import TokenAuthentication
 from .models import ApiToken
 from .tokens import token_hash
 
-
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 

@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -47,27 +48,41 @@ def ensure_database(url: str) -> None:
 
 def prepare(env: dict[str, str]) -> tuple[int, str]:
     """Migrate and create one prompt with a realistic version; return its id and an API key."""
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-    )
-    script = (
-        "import django; django.setup()\n"
-        "from accounts.services import api_token_create, user_create\n"
-        "from django.contrib.auth import get_user_model\n"
-        "from playground.services import prompt_create\n"
-        "User = get_user_model()\n"
-        "user = User.objects.filter(username='bench').first() or user_create(username='bench', password='bench-pass-123')\n"
-        "system = 'You are a senior reviewer.\\n' * 80\n"
-        "content = {'provider': 'anthropic', 'model': 'claude-sonnet-4-5', 'system': system,\n"
-        "  'messages': [{'role': 'user', 'content': 'Review: {{design}}'}, {'role': 'assistant', 'content': 'Sure.'},\n"
-        "               {'role': 'user', 'content': 'Rank the risks.'}],\n"
-        "  'variables': {'design': 'a cache'}}\n"
-        "prompt, version = prompt_create(actor=user, title='bench', content=content)\n"
-        "_, key = api_token_create(actor=user)\n"
-        "print(version.pk, key)\n"
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
+    subprocess.run(migrate, cwd=ROOT, env=env, check=True)
+    script = textwrap.dedent(
+        """
+        import django
+        django.setup()
+        from django.contrib.auth import get_user_model
+        from accounts.services import api_token_create, user_create
+        from playground.services import prompt_create
+
+        user = get_user_model().objects.filter(username="bench").first()
+        user = user or user_create(username="bench", password="bench-pass-123")
+        content = {
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "system": "You are a senior reviewer.\\n" * 80,
+            "messages": [
+                {"role": "user", "content": "Review: {{design}}"},
+                {"role": "assistant", "content": "Sure."},
+                {"role": "user", "content": "Rank the risks."},
+            ],
+            "variables": {"design": "a cache"},
+        }
+        prompt, version = prompt_create(actor=user, title="bench", content=content)
+        _, key = api_token_create(actor=user)
+        print(version.pk, key)
+        """
     )
     out = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     return int(out[-2]), out[-1]
 
@@ -132,9 +147,21 @@ def main() -> None:
     version_id, key = prepare(env)
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", str(args.workers), "-b",
-         f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-w",
+            str(args.workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -152,8 +179,10 @@ def main() -> None:
             bare.append(measure(port, "/bench/constant/", {}, args.seconds, args.clients))
             api.append(measure(port, version_path, auth, args.seconds, args.clients))
         bare_rps, api_rps = sorted(bare)[len(bare) // 2], sorted(api)[len(api) // 2]
-        print(f"# gunicorn sync workers={args.workers}, clients={args.clients}, "
-              f"{args.rounds} rounds x {args.seconds:.0f} s per endpoint, PostgreSQL")
+        print(
+            f"# gunicorn sync workers={args.workers}, clients={args.clients}, "
+            f"{args.rounds} rounds x {args.seconds:.0f} s per endpoint, PostgreSQL"
+        )
         print("bare_view_rps=" + " ".join(f"{r:.0f}" for r in bare) + f" median={bare_rps:.0f}")
         print("version_api_rps=" + " ".join(f"{r:.0f}" for r in api) + f" median={api_rps:.0f}")
         print("target: version_api_rps >= 0.5 x bare_view_rps")

@@ -25,7 +25,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reviews.anchoring import text as anchoring_text  # noqa: E402 - needs the project root first
 from reviews.anchoring import (  # noqa: E402
     Anchor,
     Selector,
@@ -34,6 +33,7 @@ from reviews.anchoring import (  # noqa: E402
     anchors_locate,
     selector_from_position,
 )
+from reviews.anchoring import text as anchoring_text  # noqa: E402 - needs the project root first
 
 COMPONENTS = [
     "router",

@@ -78,9 +78,7 @@ def _role(user: User, prompt: Prompt) -> tuple[str | None, AccessGrant | None]:
     return (grant.role, grant) if grant else (None, None)
 
 
-def _authorise(user: User, prompt: Prompt | None, min_role: str) -> Prompt:
-    if prompt is None:
-        raise NotFound
+def _authorise(user: User, prompt: Prompt, min_role: str) -> Prompt:
     role, grant = _role(user, prompt)
     if role is None:
         raise NotFound  # not yours: the same answer as a missing id
@@ -98,22 +96,23 @@ def _authorise(user: User, prompt: Prompt | None, min_role: str) -> Prompt:
 def prompt_get_for_user(*, user: User, prompt_id: Any, min_role: str = Role.VIEWER) -> Prompt:
     """The prompt if `user` has at least `min_role` on it; NotFound if they cannot see it,
     Forbidden if they can see it but not do this. Sets `prompt.role` and `prompt.grant`."""
-    prompt = (
-        Prompt.objects.select_related("owner", "question").filter(pk=_parse_id(prompt_id)).first()
-    )
+    try:
+        prompt = Prompt.objects.select_related("owner", "question").get(pk=_parse_id(prompt_id))
+    except Prompt.DoesNotExist:
+        raise NotFound from None
     return _authorise(user, prompt, min_role)
 
 
 def version_get_for_user(
     *, user: User, version_id: Any, min_role: str = Role.VIEWER
 ) -> PromptVersion:
-    version = (
-        PromptVersion.objects.select_related("prompt", "author")
-        .filter(pk=_parse_id(version_id))
-        .first()
-    )
-    if version is None:
-        raise NotFound
+    # .get(), not .first(): no ORDER BY by the models' default orderings on a primary-key read.
+    try:
+        version = PromptVersion.objects.select_related("prompt", "author").get(
+            pk=_parse_id(version_id)
+        )
+    except PromptVersion.DoesNotExist:
+        raise NotFound from None
     _authorise(user, version.prompt, min_role)
     return version
 
