@@ -1,4 +1,5 @@
 from config.exceptions import Conflict, DomainError, NotFound
+from config.models import Immutable
 
 
 class PlaygroundError(DomainError):
@@ -9,7 +10,7 @@ class ContentInvalid(PlaygroundError):
     """A version's content does not have the shape of DESIGN.md §8; `field` names the culprit."""
 
 
-class VersionImmutable(PlaygroundError):
+class VersionImmutable(PlaygroundError, Immutable):
     """Prompt versions are written once; there is no update or delete path."""
 
 

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config.models import WriteOnceModel
+
 from .exceptions import VersionImmutable
 
 
@@ -31,33 +33,6 @@ class Prompt(models.Model):
         return self.title
 
 
-class WriteOnceQuerySet(models.QuerySet):
-    """Rows written once: bulk update and delete are not available."""
-
-    def update(self, **kwargs):
-        raise VersionImmutable(f"{self.model.__name__} rows are immutable.")
-
-    def delete(self):
-        raise VersionImmutable(f"{self.model.__name__} rows are immutable.")
-
-
-class WriteOnceModel(models.Model):
-    """Immutable rows: `save()` only inserts, `delete()` refuses (like Wagtail's Revision)."""
-
-    objects = WriteOnceQuerySet.as_manager()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args, **kwargs) -> None:
-        if not self._state.adding:
-            raise VersionImmutable(f"{type(self).__name__} rows are immutable.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise VersionImmutable(f"{type(self).__name__} rows are immutable.")
-
-
 class PromptVersion(WriteOnceModel):
     """One immutable version: everything needed to replay the call, plus a parent pointer.
 
@@ -65,6 +40,8 @@ class PromptVersion(WriteOnceModel):
     `messages` is `[{"role": ..., "sha": ...}]`. The content hash covers the frozen fields
     (playground.content.content_hash); the same content under the same parent is stored once.
     """
+
+    immutable_error = VersionImmutable
 
     prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="versions")
     parent = models.ForeignKey(

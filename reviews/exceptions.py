@@ -1,4 +1,5 @@
 from config.exceptions import Conflict, DomainError, Forbidden, NotFound
+from config.models import Immutable
 
 
 class ReviewsError(DomainError):
@@ -17,7 +18,7 @@ class RankTaken(ReviewsError):
     """Another risk of the review already has this rank; reorder with the ranking service."""
 
 
-class RevisionImmutable(ReviewsError):
+class RevisionImmutable(ReviewsError, Immutable):
     """Document revisions are written once; there is no update or delete path."""
 
 

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config.models import WriteOnceModel
+
 from .exceptions import RevisionImmutable
 
 
@@ -53,39 +55,11 @@ class DesignDoc(models.Model):
         return self.title
 
 
-class WriteOnceQuerySet(models.QuerySet):
-    """Rows written once: bulk update and delete are not available."""
-
-    def update(self, **kwargs):
-        raise RevisionImmutable(f"{self.model.__name__} rows are immutable.")
-
-    def delete(self):
-        raise RevisionImmutable(f"{self.model.__name__} rows are immutable.")
-
-
-class WriteOnceModel(models.Model):
-    """Immutable rows: `save()` only inserts, `delete()` refuses.
-
-    The same shape as playground's: reviews may not import playground (DESIGN.md §3).
-    """
-
-    objects = WriteOnceQuerySet.as_manager()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args, **kwargs) -> None:
-        if not self._state.adding:
-            raise RevisionImmutable(f"{type(self).__name__} rows are immutable.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise RevisionImmutable(f"{type(self).__name__} rows are immutable.")
-
-
 class DocRevision(WriteOnceModel):
     """One immutable revision of a document. Its Markdown lives in textstore (`body_sha`),
     stored as a delta against the previous revision's text."""
+
+    immutable_error = RevisionImmutable
 
     doc = models.ForeignKey(DesignDoc, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField(help_text="1, 2, 3… within the document.")

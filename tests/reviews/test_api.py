@@ -10,38 +10,13 @@ from reviews.models import (
     DocRevision,
     Review,
 )
-from tests.factories import api_client_for, make_user
-from tests.reviews.factories import CONSTRAINT, DOC, annotate, make_doc, make_review, span_of
+from tests.factories import api_client_for
+from tests.reviews.factories import CONSTRAINT, DOC, annotate, span_of
 
 pytestmark = pytest.mark.django_db
 
 KV = "Each decode replica holds a 40 GB paged KV cache"
 DUP = "Requests longer than the context window are rejected with HTTP 413 before they reach a GPU."
-
-
-@pytest.fixture
-def author():
-    return make_user("author")
-
-
-@pytest.fixture
-def reviewer():
-    return make_user("reviewer")
-
-
-@pytest.fixture
-def third():
-    return make_user("third")
-
-
-@pytest.fixture
-def doc(author):
-    return make_doc(author)
-
-
-@pytest.fixture
-def review(doc, reviewer):
-    return make_review(reviewer, doc[1])
 
 
 def snapshot() -> dict[str, list]:

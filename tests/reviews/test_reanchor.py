@@ -26,11 +26,6 @@ SCHEDULER_DOWN = (
 
 
 @pytest.fixture
-def author():
-    return make_user("author")
-
-
-@pytest.fixture
 def setup(author):
     doc, r1 = make_doc(author)
     review = make_review(make_user("reviewer"), r1)

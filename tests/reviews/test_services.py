@@ -26,33 +26,13 @@ from reviews.services import (
     selector_resolve,
 )
 from tests.factories import make_user
-from tests.reviews.factories import CONSTRAINT, DOC, annotate, make_doc, make_review, span_of
+from tests.reviews.factories import CONSTRAINT, DOC, annotate, span_of
 from textstore.models import Blob
 
 pytestmark = pytest.mark.django_db
 
 DUP = "Requests longer than the context window are rejected with HTTP 413 before they reach a GPU."
 ROUTER = "The router terminates TLS, authenticates the tenant key"
-
-
-@pytest.fixture
-def author():
-    return make_user("author")
-
-
-@pytest.fixture
-def reviewer():
-    return make_user("reviewer")
-
-
-@pytest.fixture
-def doc(author):
-    return make_doc(author)
-
-
-@pytest.fixture
-def review(doc, reviewer):
-    return make_review(reviewer, doc[1])
 
 
 # --- documents and revisions ------------------------------------------------------------------

@@ -8,7 +8,7 @@ from reviews.models import ChecklistItem, DesignDoc, DocRevision, Review
 from reviews.seed import SYSTEM_USERNAME, practice_docs_load
 from reviews.services import doc_revision_create, review_submit
 from tests.factories import make_user
-from tests.reviews.factories import DOC, annotate, make_doc, make_review
+from tests.reviews.factories import DOC, annotate
 
 pytestmark = pytest.mark.django_db
 
@@ -19,26 +19,6 @@ def client_for(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def author():
-    return make_user("author")
-
-
-@pytest.fixture
-def reviewer():
-    return make_user("reviewer")
-
-
-@pytest.fixture
-def doc(author):
-    return make_doc(author)
-
-
-@pytest.fixture
-def review(doc, reviewer):
-    return make_review(reviewer, doc[1])
 
 
 def test_pages_need_a_login(review):
