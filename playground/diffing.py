@@ -130,26 +130,60 @@ def _tools_by_name(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {tool["name"]: tool for tool in tools}
 
 
+def messages_align(
+    old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[tuple[int | None, int | None]]:
+    """Pair the messages of two versions: identical messages by a sequence diff, then the
+    deleted and inserted ones in between by position (an edited message), the rest unpaired.
+    So inserting a message at the top shows one added message, not every message changed."""
+    table: dict[tuple[str, str], str] = {}
+
+    def encode(messages: list[dict[str, Any]]) -> str:
+        return "".join(
+            table.setdefault((m["role"], m["content"]), chr(0xE000 + len(table))) for m in messages
+        )
+
+    pairs: list[tuple[int | None, int | None]] = []
+    deleted: list[int] = []
+    i = j = 0
+    for op, chunk in _dmp().diff_main(encode(old), encode(new), False):
+        if op == -1:
+            deleted.extend(range(i, i + len(chunk)))
+            i += len(chunk)
+            continue
+        if op == 1:
+            for k in range(j, j + len(chunk)):
+                pairs.append((deleted.pop(0) if deleted else None, k))
+            j += len(chunk)
+            continue
+        pairs.extend((old_index, None) for old_index in deleted)
+        deleted.clear()
+        pairs.extend((i + k, j + k) for k in range(len(chunk)))
+        i += len(chunk)
+        j += len(chunk)
+    pairs.extend((old_index, None) for old_index in deleted)
+    return pairs
+
+
 def content_diff(
     before: dict[str, Any], after: dict[str, Any], *, limit: int = DEFAULT_ROW_LIMIT
 ) -> dict[str, Any]:
     """The whole diff of two contents: text diffs per text field plus a change list."""
     texts = [text_diff("system", before["system"], after["system"], limit=limit)]
-    old_messages, new_messages = before["messages"], after["messages"]
-    for index in range(max(len(old_messages), len(new_messages))):
-        old = old_messages[index] if index < len(old_messages) else {"role": None, "content": ""}
-        new = new_messages[index] if index < len(new_messages) else {"role": None, "content": ""}
-        diff = text_diff(f"messages.{index}.content", old["content"], new["content"], limit=limit)
-        diff.role_before, diff.role_after = old["role"], new["role"]
-        texts.append(diff)
-
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    for index in range(max(len(old_messages), len(new_messages))):
-        old_role = old_messages[index]["role"] if index < len(old_messages) else MISSING
-        new_role = new_messages[index]["role"] if index < len(new_messages) else MISSING
-        _changes(f"messages.{index}.role", old_role, new_role, changes)
+    empty = {"role": MISSING, "content": ""}
+    for old_index, new_index in messages_align(before["messages"], after["messages"]):
+        old = before["messages"][old_index] if old_index is not None else empty
+        new = after["messages"][new_index] if new_index is not None else empty
+        # Name a message by its place in the newer version, or the older one if it was removed.
+        name = f"messages.{new_index if new_index is not None else old_index}"
+        diff = text_diff(f"{name}.content", old["content"], new["content"], limit=limit)
+        diff.role_before = None if old["role"] is MISSING else old["role"]
+        diff.role_after = None if new["role"] is MISSING else new["role"]
+        texts.append(diff)
+        _changes(f"{name}.role", old["role"], new["role"], changes)
     _changes("params", before["params"], after["params"], changes)
     _changes("tools", _tools_by_name(before["tools"]), _tools_by_name(after["tools"]), changes)
     _changes(

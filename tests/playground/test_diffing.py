@@ -1,0 +1,44 @@
+from playground.diffing import content_diff, messages_align, text_diff
+from tests.playground.factories import BASE_CONTENT, content
+
+
+def m(role: str, text: str) -> dict:
+    return {"role": role, "content": text}
+
+
+A, B, C, D = m("user", "a"), m("assistant", "b"), m("user", "c"), m("user", "d")
+
+
+def test_messages_align_pairs_identical_then_edited_messages():
+    assert messages_align([A], [D, A]) == [(None, 0), (0, 1)]  # inserted on top
+    assert messages_align([A, B, C], [A, C]) == [(0, 0), (1, None), (2, 1)]  # removed
+    assert messages_align([A, B, C], [A, D, C]) == [(0, 0), (1, 1), (2, 2)]  # edited in place
+    assert messages_align([], [A]) == [(None, 0)]
+    assert messages_align([A], []) == [(0, None)]
+
+
+def test_inserting_a_message_on_top_shows_one_added_message():
+    before = content()
+    after = content(messages=[m("user", "Context first."), *BASE_CONTENT["messages"]])
+    diff = content_diff(before, after)
+    changed = [t for t in diff["texts"] if t.changed]
+    assert [(t.field, t.added, t.removed) for t in changed] == [("messages.0.content", 1, 0)]
+    assert diff["changes"] == [
+        {"field": "messages.0.role", "kind": "added", "before": None, "after": "user"}
+    ]
+
+
+def test_removed_message_is_named_by_its_old_place():
+    before = content(messages=[A, B, C])
+    after = content(messages=[A, C])
+    changed = [t for t in content_diff(before, after)["texts"] if t.changed]
+    assert [(t.field, t.added, t.removed, t.role_before, t.role_after) for t in changed] == [
+        ("messages.1.content", 0, 1, "assistant", None)
+    ]
+
+
+def test_word_level_change_inside_a_line():
+    diff = text_diff("system", "Rank risks worst first.\n", "Rank risks, worst first.\n")
+    (row,) = diff.rows
+    assert row["op"] == "change"
+    assert (1, ",") in row["words"]
