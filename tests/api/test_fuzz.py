@@ -6,6 +6,8 @@ strings and path parameters) from an authenticated account that owns some data; 
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
@@ -15,6 +17,18 @@ from tests.factories import make_user
 from tests.playground.factories import content
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection():
+    """Requests go straight through the WSGI app, not Django's test client, so the end of each
+    request would close the database connection inside the test's transaction (PostgreSQL).
+    Do what the test client does: keep it open."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
