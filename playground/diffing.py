@@ -6,8 +6,9 @@ params, tools, response format, variables): a field-by-field change list.
 Long text diffs are cut at `limit` rows; `more` says how many rows were left out.
 """
 
+import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from diff_match_patch import diff_match_patch
@@ -19,8 +20,8 @@ MISSING = object()
 
 @dataclass
 class TextDiff:
-    field: str
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    field: str  # the content field, e.g. "system" or "messages.2.content"
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     added: int = 0
     removed: int = 0
     more: int = 0
