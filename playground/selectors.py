@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from accounts.tokens import token_hash
 from config.exceptions import Forbidden
+from config.selectors import object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound
@@ -58,16 +59,6 @@ def prompt_list_shared_with_user(*, user: User) -> QuerySet[AccessGrant]:
     )
 
 
-def _parse_id(value: Any) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise NotFound from None
-    if number <= 0 or number > 2**62:
-        raise NotFound
-    return number
-
-
 def _role(user: User, prompt: Prompt) -> tuple[str | None, AccessGrant | None]:
     """The user's role on the prompt, checked against the database now (no caching)."""
     if not user.is_authenticated:
@@ -97,7 +88,9 @@ def prompt_get_for_user(*, user: User, prompt_id: Any, min_role: str = Role.VIEW
     """The prompt if `user` has at least `min_role` on it; NotFound if they cannot see it,
     Forbidden if they can see it but not do this. Sets `prompt.role` and `prompt.grant`."""
     try:
-        prompt = Prompt.objects.select_related("owner", "question").get(pk=_parse_id(prompt_id))
+        prompt = Prompt.objects.select_related("owner", "question").get(
+            pk=object_id_parse(prompt_id)
+        )
     except Prompt.DoesNotExist:
         raise NotFound from None
     return _authorise(user, prompt, min_role)
@@ -109,7 +102,7 @@ def version_get_for_user(
     # .get(), not .first(): no ORDER BY by the models' default orderings on a primary-key read.
     try:
         version = PromptVersion.objects.select_related("prompt", "author").get(
-            pk=_parse_id(version_id)
+            pk=object_id_parse(version_id)
         )
     except PromptVersion.DoesNotExist:
         raise NotFound from None
@@ -119,14 +112,12 @@ def version_get_for_user(
 
 def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
     """A version of an already-authorised prompt (for parents, targets, diff partners)."""
-    version = (
-        PromptVersion.objects.select_related("author")
-        .filter(pk=_parse_id(version_id), prompt=prompt)
-        .first()
-    )
-    if version is None:
-        raise NotFound
-    return version
+    try:
+        return PromptVersion.objects.select_related("author").get(
+            pk=object_id_parse(version_id), prompt=prompt
+        )
+    except PromptVersion.DoesNotExist:
+        raise NotFound from None
 
 
 def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
@@ -177,7 +168,7 @@ def version_content(*, version: PromptVersion) -> dict[str, Any]:
 def share_link_get_for_user(*, user: User, link_id: Any) -> ShareLink:
     """A link by id, for its prompt's owner only: anyone else gets NotFound or Forbidden
     exactly as for the prompt itself."""
-    link = ShareLink.objects.select_related("prompt").filter(pk=_parse_id(link_id)).first()
+    link = ShareLink.objects.select_related("prompt").filter(pk=object_id_parse(link_id)).first()
     if link is None:
         raise NotFound
     link.prompt = prompt_get_for_user(user=user, prompt_id=link.prompt_id, min_role=Role.OWNER)

@@ -11,22 +11,13 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 
+from config.selectors import object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound
 from .models import Annotation, AnnotationAnchor, ChecklistItem, DesignDoc, DocRevision, Review
 
 User = AbstractBaseUser | AnonymousUser
-
-
-def _parse_id(value: Any) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise NotFound from None
-    if number <= 0 or number > 2**62:
-        raise NotFound
-    return number
 
 
 def _review_visible(user: User) -> Q:
@@ -73,7 +64,9 @@ def doc_get_for_user(*, user: User, doc_id: Any) -> DesignDoc:
     if not user.is_authenticated:
         raise NotFound
     doc = (
-        DesignDoc.objects.select_related("author", "question").filter(pk=_parse_id(doc_id)).first()
+        DesignDoc.objects.select_related("author", "question")
+        .filter(pk=object_id_parse(doc_id))
+        .first()
     )
     if doc is None:
         raise NotFound
@@ -88,7 +81,7 @@ def revision_list(*, doc: DesignDoc) -> QuerySet[DocRevision]:
 def revision_in_doc(*, doc: DesignDoc, revision_id: Any) -> DocRevision:
     revision = (
         DocRevision.objects.select_related("author")
-        .filter(pk=_parse_id(revision_id), doc=doc)
+        .filter(pk=object_id_parse(revision_id), doc=doc)
         .first()
     )
     if revision is None:
@@ -101,7 +94,7 @@ def revision_get_for_user(*, user: User, revision_id: Any) -> DocRevision:
         raise NotFound
     revision = (
         DocRevision.objects.select_related("doc", "doc__author", "doc__question", "author")
-        .filter(pk=_parse_id(revision_id))
+        .filter(pk=object_id_parse(revision_id))
         .first()
     )
     if revision is None:
@@ -127,7 +120,7 @@ def review_get_for_user(*, user: User, review_id: Any) -> Review:
     """The review if the user may see it: their own, or a submitted one; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
-    review = _reviews().filter(_review_visible(user), pk=_parse_id(review_id)).first()
+    review = _reviews().filter(_review_visible(user), pk=object_id_parse(review_id)).first()
     if review is None:
         raise NotFound
     return review
@@ -208,7 +201,7 @@ def annotation_get_for_user(*, user: User, annotation_id: Any) -> Annotation:
             "revision",
             "revision__doc",
         )
-        .filter(pk=_parse_id(annotation_id))
+        .filter(pk=object_id_parse(annotation_id))
         .filter(Q(review__reviewer=user) | Q(review__status=Review.Status.SUBMITTED))
         .first()
     )
