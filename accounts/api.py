@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.exceptions import DomainError
+from common.exceptions import DomainError
 
 from .services import api_token_create
 

@@ -1,7 +1,7 @@
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from config.api import NOT_FOUND_DETAIL
+from common.api import NOT_FOUND_DETAIL
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -1,5 +1,5 @@
-from config.exceptions import Conflict, DomainError, NotFound
-from config.models import Immutable
+from common.exceptions import Conflict, DomainError, NotFound
+from common.models import Immutable
 
 
 class PlaygroundError(DomainError):

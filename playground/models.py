@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from config.models import WriteOnceModel
+from common.models import WriteOnceModel
 
 from .exceptions import VersionImmutable
 

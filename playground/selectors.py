@@ -14,8 +14,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.tokens import token_hash
-from config.exceptions import Forbidden
-from config.selectors import object_id_parse
+from common.exceptions import Forbidden
+from common.selectors import object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound

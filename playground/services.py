@@ -12,7 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from accounts.tokens import token_generate, token_hash
-from config.exceptions import Forbidden
+from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
 

@@ -6,8 +6,8 @@ Used by the shared page (/s/{token}) and the shared API (/api/v1/shared/{token}/
 from django.conf import settings
 from django.http import HttpRequest
 
-from config.exceptions import RateLimited
-from config.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
+from common.exceptions import RateLimited
+from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
 
 from .exceptions import NotFound
 from .models import AccessLogEntry, PromptVersion, ShareLink

@@ -1,6 +1,6 @@
 from django.db.models import QuerySet
 
-from config.exceptions import NotFound
+from common.exceptions import NotFound
 
 from .models import Question
 

@@ -1,7 +1,7 @@
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from config.exceptions import NotFound
+from common.exceptions import NotFound
 
 from .models import Question
 from .related import related_for

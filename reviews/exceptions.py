@@ -1,5 +1,5 @@
-from config.exceptions import Conflict, DomainError, Forbidden, NotFound
-from config.models import Immutable
+from common.exceptions import Conflict, DomainError, Forbidden, NotFound
+from common.models import Immutable
 
 
 class ReviewsError(DomainError):

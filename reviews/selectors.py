@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from config.selectors import object_id_parse
+from common.selectors import object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound

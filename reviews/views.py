@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from config.exceptions import Forbidden
+from common.exceptions import Forbidden
 from questionbank.models import Question
 
 from .exceptions import NotFound, ReviewsError

@@ -6,7 +6,7 @@ means stored data no longer rebuilds to its hash: a server-side fault that must 
 answered with silently wrong text.
 """
 
-from config.exceptions import DomainError, NotFound
+from common.exceptions import DomainError, NotFound
 
 
 class TextstoreError(Exception):

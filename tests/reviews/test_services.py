@@ -3,7 +3,7 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from config.exceptions import Forbidden
+from common.exceptions import Forbidden
 from reviews.exceptions import (
     RankTaken,
     ReviewLocked,

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from config.exceptions import DomainError
+from common.exceptions import DomainError
 
 
 class Immutable(DomainError):

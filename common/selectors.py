@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from config.exceptions import NotFound
+from common.exceptions import NotFound
 
 MAX_ID = 2**62
 

@@ -10,7 +10,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from config.exceptions import DomainError, NotFound, RateLimited
+from common.exceptions import DomainError, NotFound, RateLimited
 
 NOT_FOUND_DETAIL = "Not found."
 
