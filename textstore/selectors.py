@@ -13,7 +13,7 @@ import re
 from django.db import connection
 
 from . import objects
-from .cache import text_cache
+from .cache import base_cache, text_cache
 from .chunks import chunk_index_parse, chunks_decode
 from .compression import payload_decompress
 from .delta import delta_apply
@@ -26,6 +26,9 @@ from .exceptions import (
 from .models import Blob
 
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+# While rebuilding along a run of plain deltas, every CHECKPOINT_EVERY-th text is verified and
+# kept in the base cache, so the next read near it applies at most that many deltas.
+CHECKPOINT_EVERY = 8
 # A chain is bounded by the policy (≤ TEXTSTORE_MAX_CHAIN); this only stops a damaged table
 # with a cycle from looping forever.
 _CHAIN_GUARD = 100_000
@@ -63,6 +66,26 @@ def blob_chain(*, sha: str) -> list[Blob]:
     return rows
 
 
+def _run_to_snapshot(sha: str) -> list[Blob]:
+    """The blob and the plain deltas below it, down to and including the nearest snapshot (full
+    or intermediate), blob first: at most the policy's run cap plus one rows, in one query."""
+    table = connection.ops.quote_name(Blob._meta.db_table)
+    # Table name from model metadata, values as parameters. Recursion stops at a snapshot.
+    sql = (
+        f"WITH RECURSIVE chain(sha, base, snap, step) AS ("  # noqa: S608
+        f" SELECT sha256, base_id, snapshot_level IS NOT NULL, 0 FROM {table} WHERE sha256 = %s"
+        f" UNION ALL"
+        f" SELECT b.sha256, b.base_id, b.snapshot_level IS NOT NULL, c.step + 1"
+        f" FROM {table} b JOIN chain c ON b.sha256 = c.base"
+        f" WHERE NOT c.snap AND c.step < %s"
+        f") SELECT b.* FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
+    )
+    rows = list(Blob.objects.raw(sql, [_check_sha(sha), _CHAIN_GUARD]))
+    if not rows:
+        raise BlobNotFound(sha)
+    return rows
+
+
 def _integrity(row: Blob, reason: str) -> TextstoreIntegrityError:
     return TextstoreIntegrityError(row.sha256, reason)
 
@@ -88,13 +111,17 @@ def _delta_text(row: Blob) -> str:
         raise _integrity(row, f"delta does not decode: {exc}") from exc
 
 
+def _cached(sha: str) -> str | None:
+    return text_cache.get(sha) or base_cache.get(sha)
+
+
 def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
     """Apply the chain's deltas to its snapshot, starting from the nearest cached text."""
     start = len(rows) - 1
     text: str | None = None
     if use_cache:
         for index, row in enumerate(rows):
-            text = text_cache.get(row.sha256)
+            text = _cached(row.sha256)
             if text is not None:
                 start = index
                 break
@@ -104,27 +131,65 @@ def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
             raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
         text = _snapshot_text(snapshot)
     for row in reversed(rows[:start]):
-        try:
-            text = delta_apply(source=text, delta=_delta_text(row))
-        except ValueError as exc:
-            raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
+        text = _apply(row, text)
     return text
+
+
+def _apply(row: Blob, source: str) -> str:
+    try:
+        return delta_apply(source=source, delta=_delta_text(row))
+    except ValueError as exc:
+        raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
 
 
 def _verified(rows: list[Blob], *, use_cache: bool) -> str:
     text = _rebuild(rows, use_cache=use_cache)
-    target = rows[0]
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != target.sha256:
-        raise _integrity(target, "rebuilt text does not match its SHA-256")
+    _check(rows[0], text)
+    return text
+
+
+def _check(row: Blob, text: str) -> None:
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != row.sha256:
+        raise _integrity(row, "rebuilt text does not match its SHA-256")
+
+
+def _base_text(snapshot: Blob) -> str:
+    """The verified text of a snapshot (full, or intermediate: rebuilt along its own chain),
+    from the base cache when it is there; kept there afterwards."""
+    text = _cached(snapshot.sha256)
+    if text is None:
+        rows = [snapshot] if snapshot.kind == Blob.Kind.FULL else blob_chain(sha=snapshot.sha256)
+        text = _verified(rows, use_cache=True)
+        base_cache.put(snapshot.sha256, text)
     return text
 
 
 def blob_read(*, sha: str) -> str:
-    """The text stored under `sha`, verified against it (or from the LRU of verified texts)."""
+    """The text stored under `sha`, verified against it (or from the LRU of verified texts).
+
+    One query fetches the blob's run of plain deltas down to its nearest snapshot. The read
+    starts from the nearest text in the caches (a decoded snapshot, or a checkpoint every
+    CHECKPOINT_EVERY deltas of a run) and applies the deltas above it; only when the snapshot
+    itself is not cached is the rest of its chain fetched and decoded.
+    """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    text = _verified(blob_chain(sha=sha), use_cache=True)
+    rows = _run_to_snapshot(sha)
+    start, text = len(rows) - 1, None
+    for index, row in enumerate(rows):
+        text = _cached(row.sha256)
+        if text is not None:
+            start = index
+            break
+    if text is None:
+        text = _base_text(rows[-1])
+    for row in reversed(rows[:start]):
+        text = _apply(row, text)
+        if row is not rows[0] and row.run % CHECKPOINT_EVERY == 0:
+            _check(row, text)
+            base_cache.put(row.sha256, text)
+    _check(rows[0], text)
     text_cache.put(sha, text)
     return text
 
