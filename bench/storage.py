@@ -39,6 +39,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._django import setup_django  # noqa: E402
+
 VERSIONS = 1000
 PROMPT_CHARS = 100_000
 BIG_CHARS = 10_000_000
@@ -136,22 +140,6 @@ def best_of(runs: int, read: Callable[[int], float], index: int) -> float:
 def report(label: str, samples: list[float]) -> None:
     median, p99, worst = quantiles(samples)
     print(f"{label}: median_ms={median:.2f} p99_ms={p99:.2f} max_ms={worst:.2f} n={len(samples)}")
-
-
-def setup_django(workdir: Path) -> None:
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    os.environ["REDLINE_DATA_DIR"] = str(workdir / "data")
-    os.environ["OBJECT_STORE_DIR"] = str(workdir / "objects")
-    os.environ["S3_BUCKET"] = ""
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, skip_checks=True)
 
 
 class GitHistory:

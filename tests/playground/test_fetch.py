@@ -146,3 +146,11 @@ def test_grantee_fetches_are_logged_once_a_minute(owner, history):
     for _ in range(5):
         assert api.get(f"/api/v1/versions/{v1.pk}/").status_code == 200
     assert AccessLogEntry.objects.filter(prompt=prompt, via="grant", user=viewer).count() == 1
+
+
+def test_export_panel_shows_the_fetch_by_label_call(owner, history, client):
+    prompt, v1, _ = history
+    client.force_login(owner)
+    page = client.get(f"/playground/p/{prompt.pk}/?v={v1.pk}").content.decode()
+    assert f"/api/v1/prompts/{prompt.pk}/labels/production/version/" in page
+    assert f'If-None-Match: "{v1.content_hash}"' in page
