@@ -9,8 +9,8 @@ SQL queries of one request and the response size:
 
 - prompt page (`/playground/p/<id>/`, owner): 10 vs 1,000 versions;
 - shared page (`/s/<token>`, anonymous, pinned version): a prompt of 10 vs 1,000 versions;
-- review page (`/reviews/r/<id>/`, reviewer): 10 annotations on 1 revision vs 200 annotations
-  on a document with 5 revisions;
+- review page (`/reviews/r/<id>/`, reviewer): the same 205-section document with 10 annotations
+  and 1 revision vs 200 annotations and 5 revisions;
 - question page (`/questions/<slug>/`, signed in): 10 vs 200 prompts and documents tied to it.
 
 The figures to read: `queries` equal at both sizes, and `ratio` (large p50 / small p50) within
@@ -40,12 +40,14 @@ class PageFigures:
 
 
 def measure(client, path: str, requests: int) -> PageFigures:
-    from django.db import connection
+    from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
     for _ in range(3):
         response = client.get(path)
         assert response.status_code == 200, (path, response.status_code)
+    # The handler clears the query log when a request starts; start the capture from empty.
+    reset_queries()
     with CaptureQueriesContext(connection) as queries:
         response = client.get(path)
     times = []
@@ -87,6 +89,10 @@ def build_prompt(owner, versions: int, question=None):
     return prompt, parent
 
 
+# Both sizes review the same document; only the annotations and revisions grow.
+DOC_SECTIONS = 205
+
+
 def build_review(reviewer, annotations: int, revisions: int):
     from reviews.selectors import revision_text
     from reviews.services import annotation_create, doc_create, doc_revision_create, review_create
@@ -94,7 +100,7 @@ def build_review(reviewer, annotations: int, revisions: int):
     paragraphs = [
         f"## Section {n}\n\nThe gateway keeps tenant quotas in a local cache refreshed every "
         f"{n} seconds, and replica {n} answers heartbeats on port {8000 + n}.\n"
-        for n in range(annotations + 5)
+        for n in range(DOC_SECTIONS)
     ]
     body = "# Design\n\n" + "\n".join(paragraphs)
     doc, revision = doc_create(actor=reviewer, title=f"Doc of {annotations}", body=body)

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import models
 
 from common.selectors import object_id_parse
 
@@ -97,7 +98,7 @@ class ContentCache:
 content_cache = ContentCache(CONTENT_CACHE_ENTRIES)
 
 
-def _columns(model: type, *names: str) -> list[str]:
+def _columns(model: type[models.Model], *names: str) -> list[str]:
     return [model._meta.get_field(name).column for name in names]
 
 
