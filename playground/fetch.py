@@ -99,7 +99,12 @@ content_cache = ContentCache(CONTENT_CACHE_ENTRIES)
 
 
 def _columns(model: type[models.Model], *names: str) -> list[str]:
-    return [model._meta.get_field(name).column for name in names]
+    columns = []
+    for name in names:
+        field = model._meta.get_field(name)
+        assert isinstance(field, models.Field) and field.column
+        columns.append(field.column)
+    return columns
 
 
 _sql: dict[str, str] = {}
