@@ -48,8 +48,9 @@ def measure(client, path: str, requests: int) -> PageFigures:
         assert response.status_code == 200, (path, response.status_code)
     # The handler clears the query log when a request starts; start the capture from empty.
     reset_queries()
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as captured:
         response = client.get(path)
+    queries = len(captured)  # now: the log is cleared again by the next request
     times = []
     for _ in range(requests):
         start = time.perf_counter()
@@ -59,7 +60,7 @@ def measure(client, path: str, requests: int) -> PageFigures:
     return PageFigures(
         p50_ms=statistics.median(times) * 1e3,
         p99_ms=times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
-        queries=len(queries),
+        queries=queries,
         size=len(response.content),
     )
 
