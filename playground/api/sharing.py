@@ -13,6 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.auth import request_actor
+
 from ..exceptions import ContentInvalid, NotFound
 from ..models import AccessGrant, AccessLogEntry, PromptVersion, Role, ShareLink
 from ..selectors import (
@@ -97,22 +99,22 @@ class LinkListCreateApi(APIView):
                     "version: no such version in this prompt.", field="version"
                 ) from None
         link, token = share_link_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             access=data.validated_data["access"],
             version=version,
             label_name=data.validated_data.get("label") or "",
             expires_at=data.validated_data.get("expires_at"),
         )
-        link.url = request.build_absolute_uri(reverse("shared-page", args=[token]))
-        return Response(self.CreatedSerializer(link).data, status=status.HTTP_201_CREATED)
+        url = request.build_absolute_uri(reverse("shared-page", args=[token]))
+        return Response({**LinkSerializer(link).data, "url": url}, status=status.HTTP_201_CREATED)
 
 
 class LinkRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, link_id: int) -> Response:
         link = share_link_get_for_user(user=request.user, link_id=link_id)
-        share_link_revoke(actor=request.user, link=link)
+        share_link_revoke(actor=request_actor(request), link=link)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -140,7 +142,7 @@ class GrantListCreateApi(APIView):
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        grant = grant_set(actor=request.user, prompt=prompt, **data.validated_data)
+        grant = grant_set(actor=request_actor(request), prompt=prompt, **data.validated_data)
         return Response(GrantSerializer(grant).data, status=status.HTTP_201_CREATED)
 
 
@@ -148,7 +150,7 @@ class GrantRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prompt_id: int, username: str) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
-        if not grant_revoke(actor=request.user, prompt=prompt, username=username):
+        if not grant_revoke(actor=request_actor(request), prompt=prompt, username=username):
             raise NotFound
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -18,25 +18,29 @@ class DocRevisionSummarySerializer(serializers.ModelSerializer):
         fields = ("id", "doc", "number", "author", "created_at", "message", "body_sha")
 
 
-class DesignDocSerializer(serializers.ModelSerializer):
+class DesignDocFieldsSerializer(serializers.ModelSerializer):
+    """A document's own fields (the detail adds its revisions from a `DocDetail`)."""
+
     author = serializers.CharField(source="author.username")
     question = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     constraints = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = DesignDoc
+        fields = ("id", "title", "author", "question", "constraints", "practice", "created_at")
+
+
+class DesignDocSerializer(DesignDocFieldsSerializer):
+    """A document in the list: the queryset annotates the latest revision's id and number."""
+
     latest_revision = serializers.IntegerField(
         source="latest_revision_id", allow_null=True, help_text="Id of the newest revision."
     )
     latest_revision_number = serializers.IntegerField(source="latest_number", allow_null=True)
 
-    class Meta:
-        model = DesignDoc
+    class Meta(DesignDocFieldsSerializer.Meta):
         fields = (
-            "id",
-            "title",
-            "author",
-            "question",
-            "constraints",
-            "practice",
-            "created_at",
+            *DesignDocFieldsSerializer.Meta.fields,
             "latest_revision",
             "latest_revision_number",
         )

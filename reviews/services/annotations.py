@@ -7,7 +7,7 @@ document's author or the annotation's author.
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -176,7 +176,7 @@ def _next_rank(review: Review) -> int:
 @transaction.atomic
 def annotation_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     review: Review,
     area: str,
     kind: str,
@@ -260,7 +260,7 @@ CONTENT_FIELDS = ("area", "kind", "severity", "body", "tradeoff", "constraint")
 
 @transaction.atomic
 def annotation_update(
-    *, actor: AbstractBaseUser, annotation: Annotation, changes: dict[str, Any]
+    *, actor: User, annotation: Annotation, changes: dict[str, Any]
 ) -> Annotation:
     """Change an annotation. `changes` may hold `status` and, on a draft, content fields
     (area, kind, severity, body, tradeoff, constraint) and `rank`.
@@ -323,7 +323,7 @@ def annotation_update(
 
 
 @transaction.atomic
-def review_risks_rank(*, actor: AbstractBaseUser, review: Review, order: list[int]) -> list[int]:
+def review_risks_rank(*, actor: User, review: Review, order: list[int]) -> list[int]:
     """Rank the review's risks in `order` (annotation ids, worst first): ranks 1..n, atomically.
 
     `order` must list every risk of the review exactly once. Returns the ids in rank order.
@@ -350,7 +350,7 @@ def review_risks_rank(*, actor: AbstractBaseUser, review: Review, order: list[in
 
 
 @transaction.atomic
-def annotation_delete(*, actor: AbstractBaseUser, annotation: Annotation) -> None:
+def annotation_delete(*, actor: User, annotation: Annotation) -> None:
     """Delete an annotation of a draft (reviewer only); the remaining risks close ranks."""
     review = review_lock_for_edit(actor, annotation.review)
     annotation.delete()
@@ -365,7 +365,7 @@ def annotation_delete(*, actor: AbstractBaseUser, annotation: Annotation) -> Non
 @transaction.atomic
 def annotation_reattach(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     annotation: Annotation,
     revision: DocRevision,
     start: int,

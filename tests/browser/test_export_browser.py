@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground.export import export_render
+from playground.export import Api, ExportFormat, VariablesMode, export_render
 from playground.selectors import version_content
 from playground.services import prompt_create
 from tests.browser.test_playground_browser import login
@@ -46,7 +46,7 @@ def test_export_panel_tabs_copy_and_download(page, new_page, live_server, artifa
     )
     stored = version_content(version=version)
 
-    def expected(api: str, fmt: str, variables: str = "substitute") -> str:
+    def expected(api: Api, fmt: ExportFormat, variables: VariablesMode = "substitute") -> str:
         return export_render(content=stored, api=api, format=fmt, variables=variables)
 
     login(page, "grace")
