@@ -70,11 +70,19 @@ def _question(slug: str | None) -> Question | None:
 
 class VersionSummarySerializer(serializers.ModelSerializer):
     author = serializers.CharField(source="author.username")
-    parent = serializers.IntegerField(source="parent_id", allow_null=True)
+    parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
 
     class Meta:
         model = PromptVersion
-        fields = ("id", "parent", "number", "author", "created_at", "message", "content_hash")
+        fields: tuple[str, ...] = (
+            "id",
+            "parent",
+            "number",
+            "author",
+            "created_at",
+            "message",
+            "content_hash",
+        )
 
 
 class LabelSerializer(serializers.ModelSerializer):
@@ -82,16 +90,18 @@ class LabelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Label
-        fields = ("name", "version", "protected", "updated_at")
+        fields: tuple[str, ...] = ("name", "version", "protected", "updated_at")
 
 
 class PromptOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username")
-    question = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    question: "serializers.SlugRelatedField[Question]" = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = Prompt
-        fields = ("id", "title", "owner", "question", "created_at")
+        fields: tuple[str, ...] = ("id", "title", "owner", "question", "created_at")
 
 
 class PromptListCreateApi(ListAPIView):
@@ -155,7 +165,7 @@ class PromptVersionListCreateApi(ListAPIView):
     pagination_class = TreePagination
 
     class InputSerializer(serializers.Serializer):
-        parent = serializers.IntegerField()
+        parent = serializers.IntegerField()  # type: ignore[assignment]
         content = serializers.JSONField()
         message = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
@@ -246,7 +256,7 @@ class VersionDiffApi(APIView):
 
 class VersionRevertApi(APIView):
     class InputSerializer(serializers.Serializer):
-        parent = serializers.IntegerField(
+        parent = serializers.IntegerField(  # type: ignore[assignment]
             required=False, help_text="Child of this version; default: where `main` points."
         )
 

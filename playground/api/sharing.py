@@ -34,13 +34,13 @@ class LinkSerializer(serializers.ModelSerializer):
     """A link as listed: never its token (only the short hint)."""
 
     version = serializers.IntegerField(source="version_id", allow_null=True)
-    label = serializers.CharField(source="label_name")
+    label = serializers.CharField(source="label_name")  # type: ignore[assignment]
     created_by = serializers.CharField(source="created_by.username")
     status = serializers.SerializerMethodField()
 
     class Meta:
         model = ShareLink
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "token_hint",
             "access",
@@ -65,7 +65,9 @@ class LinkListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         access = serializers.ChoiceField(choices=ShareLink.Access.values)
         version = serializers.IntegerField(required=False, allow_null=True)
-        label = serializers.SlugField(required=False, allow_blank=True, max_length=40)
+        label = serializers.SlugField(  # type: ignore[assignment]
+            required=False, allow_blank=True, max_length=40
+        )
         expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
     class CreatedSerializer(LinkSerializer):
@@ -124,7 +126,7 @@ class GrantSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AccessGrant
-        fields = ("username", "role", "granted_by", "created_at")
+        fields: tuple[str, ...] = ("username", "role", "granted_by", "created_at")
 
 
 class GrantListCreateApi(APIView):
@@ -162,7 +164,7 @@ class AccessLogApi(APIView):
 
         class Meta:
             model = AccessLogEntry
-            fields = ("at", "via", "user", "link", "path")
+            fields: tuple[str, ...] = ("at", "via", "user", "link", "path")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request: Request, prompt_id: int) -> Response:
@@ -177,13 +179,13 @@ class SharedVersionApi(APIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         author = serializers.CharField(source="author.username")
-        parent = serializers.IntegerField(source="parent_id", allow_null=True)
+        parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
         prompt_title = serializers.CharField(source="prompt.title")
         content = serializers.SerializerMethodField()
 
         class Meta:
             model = PromptVersion
-            fields = (
+            fields: tuple[str, ...] = (
                 "id",
                 "number",
                 "parent",

@@ -39,7 +39,7 @@ class ReviewSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Review
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "doc",
             "doc_title",

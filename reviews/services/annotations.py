@@ -133,7 +133,10 @@ def _rank_check(review: Review, kind: str, rank: Any, *, exclude: int | None = N
         raise ReviewsError("rank: only risks are ranked.", field="rank")
     if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= RANK_MAX:
         raise ReviewsError(f"rank: a whole number from 1 to {RANK_MAX}.", field="rank")
-    holder = Annotation.objects.filter(review=review, rank=rank).exclude(pk=exclude).first()
+    holders = Annotation.objects.filter(review=review, rank=rank)
+    if exclude is not None:
+        holders = holders.exclude(pk=exclude)
+    holder = holders.first()
     if holder is not None:
         raise RankTaken(
             f"rank: {rank} is already taken by annotation {holder.pk}; reorder the risks "
@@ -408,7 +411,8 @@ def annotation_reattach(
     if later.exists():
         later.delete()
         latest = DocRevision.objects.filter(doc=doc).order_by("-number").first()
-        reanchor_on_commit(latest.pk)
+        if latest is not None:  # always: `revision` itself is one
+            reanchor_on_commit(latest.pk)
     logger.info(
         "annotation.reattached",
         extra={"annotation_id": annotation.pk, "revision_id": revision.pk},

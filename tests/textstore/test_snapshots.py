@@ -89,6 +89,7 @@ def test_deltas_on_a_large_snapshot_round_trip(store):
 
 
 def _corrupt_chunk(blob: Blob, number: int) -> None:
+    assert blob.chunk_index is not None
     entry = chunk_index_parse(bytes(blob.chunk_index))[number]
     data = bytearray(objects.object_get(key=blob.object_key))
     data[(entry.start + entry.end) // 2] ^= 0x55
