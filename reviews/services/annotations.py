@@ -15,8 +15,8 @@ from django.utils import timezone
 from ..anchoring import quote_find, selector_from_position
 from ..exceptions import Forbidden, RankTaken, ReviewsError, SelectorInvalid
 from ..models import Annotation, AnnotationAnchor, Area, DesignDoc, DocRevision, Review
-from ..reanchor import ANCHOR_CONTEXT
 from ..selectors import revision_text
+from .anchors import ANCHOR_CONTEXT
 from .documents import reanchor_on_commit
 from .reviews import review_lock_for_edit
 

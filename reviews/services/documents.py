@@ -16,7 +16,6 @@ from textstore.services import blob_put
 
 from ..exceptions import Forbidden, ReviewsError
 from ..models import DesignDoc, DocRevision
-from ..tasks import revision_reanchor
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +74,9 @@ def _author_only(actor: User, doc: DesignDoc, what: str) -> None:
 
 def reanchor_on_commit(revision_id: int) -> None:
     """Enqueue re-anchoring onto `revision_id` once the current transaction commits."""
+    # Imported here: the task module imports the re-anchoring service from this package.
+    from ..tasks import revision_reanchor
+
     transaction.on_commit(lambda: revision_reanchor.delay(revision_id))
 
 

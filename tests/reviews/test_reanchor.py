@@ -8,8 +8,8 @@ which annotations are mapped from which revision, what is stored, idempotency, r
 import pytest
 
 from reviews.models import AnnotationAnchor
-from reviews.reanchor import revision_anchors_compute
 from reviews.services import annotation_reattach, doc_revision_create
+from reviews.services.anchors import revision_anchors_write
 from reviews.tasks import revision_reanchor
 from tests.factories import api_client_for, make_user
 from tests.reviews.factories import DOC, annotate, make_doc, make_review, span_of
@@ -203,6 +203,6 @@ def test_anchoring_a_revision_fills_earlier_gaps_first(setup, author):
     r2, _ = doc_revision_create(actor=author, doc=doc, body="# A\n\n" + DOC)
     r3, _ = doc_revision_create(actor=author, doc=doc, body="# A\n\n# B\n\n" + DOC)
     assert not AnnotationAnchor.objects.filter(revision__in=[r2, r3]).exists()
-    assert revision_anchors_compute(revision=r3) == 2
+    assert revision_anchors_write(revision=r3) == 2
     assert anchor_in(annotation, r2).status == "moved"
     assert anchor_in(annotation, r3).status == "moved"
