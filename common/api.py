@@ -1,5 +1,6 @@
 """Project-wide API plumbing: every error is JSON with a human-readable `detail`."""
 
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -9,7 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -69,6 +70,23 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif not (isinstance(response.data, dict) and "detail" in response.data):
         response.data = {"detail": _first_message(response.data)}
     return response
+
+
+class TextFileRenderer(BaseRenderer):
+    """A body that is a text file (UTF-8); subclasses say how the data becomes the text."""
+
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        return self.text(data).encode(self.charset)
+
+    def text(self, data: Any) -> str:
+        raise NotImplementedError
 
 
 class NoUrlFormatNegotiation(DefaultContentNegotiation):

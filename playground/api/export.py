@@ -5,7 +5,7 @@ The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | 
 metadata instead. Errors are always JSON with `detail`, whatever representation was asked for.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, cast, get_args
 
 from django.utils.cache import patch_vary_headers
@@ -17,7 +17,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.api import JsonErrorsMixin, NoUrlFormatNegotiation
+from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ContentInvalid
 from ..export import Api, ExportFormat, VariablesMode, export_render
@@ -30,20 +30,14 @@ VARIABLES_MODES: tuple[str, ...] = get_args(VariablesMode)
 EXTENSIONS = {"curl": "sh", "python": "py", "typescript": "mts", "json": "json"}
 
 
-class ExportTextRenderer(BaseRenderer):
+class ExportTextRenderer(TextFileRenderer):
     """The export alone as the body."""
 
     media_type = "text/plain"
     format = "text"
-    charset = "utf-8"
 
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: Mapping[str, Any] | None = None,
-    ) -> bytes:
-        return data["text"].encode(self.charset)
+    def text(self, data: Any) -> str:
+        return str(data["text"])
 
 
 class ExportNegotiation(NoUrlFormatNegotiation):

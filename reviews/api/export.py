@@ -4,7 +4,7 @@
 same content as JSON. Errors are always JSON with `detail`.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils.text import slugify
@@ -14,7 +14,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.api import JsonErrorsMixin, NoUrlFormatNegotiation
+from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ReviewsError
 from ..export import review_export_data, review_export_markdown
@@ -24,18 +24,12 @@ from ..selectors import annotation_list, checklist_list, review_get_for_user, re
 FORMATS = ("markdown", "json")
 
 
-class MarkdownRenderer(BaseRenderer):
+class MarkdownRenderer(TextFileRenderer):
     media_type = "text/markdown"
     format = "markdown"
-    charset = "utf-8"
 
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: Mapping[str, Any] | None = None,
-    ) -> bytes:
-        return review_export_markdown(data).encode(self.charset)
+    def text(self, data: Any) -> str:
+        return review_export_markdown(data)
 
 
 class ExportNegotiation(NoUrlFormatNegotiation):
