@@ -143,16 +143,16 @@ def _doc_page(
     status: int = 200,
 ) -> HttpResponse:
     revisions = list(revision_list(doc=doc))
-    if viewed is None:
-        viewed = _revision_or_default(revisions, request.GET.get("rev"))
+    viewed = viewed or _revision_or_default(revisions, request.GET.get("rev"))
     text = revision_text(revision=viewed)
     latest = revisions[-1]
+    if draft is None:  # the editor starts from the latest revision's text
+        draft = text if viewed.pk == latest.pk else revision_text(revision=latest)
     reviews = list(review_list_for_doc(user=request.user, doc=doc))
     mine = next(
         (r for r in reviews if r.reviewer_id == request.user.pk and r.revision_id == viewed.pk),
         None,
     )
-    is_author = doc.author_id == request.user.pk
     return render(
         request,
         "reviews/doc_detail.html",
@@ -165,10 +165,8 @@ def _doc_page(
             "doc_html": mark_safe(markdown_render(text=text)),  # noqa: S308 (sanitised by nh3)
             "reviews": reviews,
             "my_review": mine,
-            "is_author": is_author,
-            "editor_body": draft
-            if draft is not None
-            else (text if viewed.pk == latest.pk else revision_text(revision=latest)),
+            "is_author": doc.author_id == request.user.pk,
+            "editor_body": draft,
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
         },
