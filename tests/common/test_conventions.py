@@ -42,7 +42,7 @@ def _attribute_stores(path: Path) -> list[str]:
                     and isinstance(part.ctx, ast.Store)
                     and not (isinstance(part.value, ast.Name) and part.value.id == "self")
                 ):
-                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(target)}")
+                    found.append(f"{path.name}:{target.lineno}: {ast.unparse(target)}")
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
