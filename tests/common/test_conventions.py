@@ -99,3 +99,13 @@ def test_the_shared_kernel_imports_no_app():
                 imports += [(path.name, alias.name) for alias in node.names]
     assert imports  # the walk found the kernel's imports at all
     assert [(f, m) for f, m in imports if m.split(".")[0] in forbidden] == []
+
+
+def test_the_readme_names_no_file_outside_the_repository():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "beside this repository" not in readme
+    for name in ("DESIGN.md", "STYLE.md"):
+        assert name not in readme
+    for doc in ("docs/architecture.md", "docs/api.md", "docs/operations.md"):
+        assert f"]({doc})" in readme
+        assert (ROOT / doc).is_file()
