@@ -2,7 +2,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 from rest_framework import exceptions
@@ -48,7 +48,7 @@ class HashedTokenAuthentication(TokenAuthentication):
 
     keyword = "Token"
 
-    def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, ApiKeyUse]:  # type: ignore[override]
+    def authenticate_credentials(self, key: str) -> tuple[User, ApiKeyUse]:  # type: ignore[override]
         now = timezone.now()
         # The comparison runs in the database, so no timestamp needs converting back here.
         stale_before = connection.ops.adapt_datetimefield_value(now - LAST_USED_RESOLUTION)

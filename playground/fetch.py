@@ -21,16 +21,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
 
+from common.auth import Viewer
 from common.selectors import object_id_parse
 
 from .exceptions import NotFound
 from .models import AccessGrant, Label, Prompt, PromptVersion, Role
 from .selectors import version_content
-
-User = AbstractBaseUser | AnonymousUser
 
 # Entries are small (a version's content, a few KB typically; large texts are bounded by the
 # textstore cache anyway), so a count bound is enough.
@@ -155,7 +153,7 @@ def _content(row: PromptVersion) -> dict[str, Any]:
     return content
 
 
-def _fetch(user: User, kind: str, params: list[Any]) -> VersionFetch:
+def _fetch(user: Viewer, kind: str, params: list[Any]) -> VersionFetch:
     if not user.is_authenticated:
         raise NotFound
     rows = list(PromptVersion.objects.raw(_statement(kind), [user.pk, *params]))
@@ -184,12 +182,12 @@ def _fetch(user: User, kind: str, params: list[Any]) -> VersionFetch:
     )
 
 
-def version_fetch_for_user(*, user: User, version_id: Any) -> VersionFetch:
+def version_fetch_for_user(*, user: Viewer, version_id: Any) -> VersionFetch:
     """Version `version_id` with its content, if `user` may read its prompt; else NotFound."""
     return _fetch(user, "id", [object_id_parse(version_id)])
 
 
-def label_version_fetch_for_user(*, user: User, prompt_id: Any, name: str) -> VersionFetch:
+def label_version_fetch_for_user(*, user: Viewer, prompt_id: Any, name: str) -> VersionFetch:
     """The version label `name` of prompt `prompt_id` points at, with its content, if `user`
     may read the prompt; NotFound for an unknown prompt or label and for "not yours" alike."""
     return _fetch(user, "label", [object_id_parse(prompt_id), name])
