@@ -9,6 +9,7 @@ returns wrong text.
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 from django.db import connection
 
@@ -66,31 +67,74 @@ def blob_chain(*, sha: str) -> list[Blob]:
     return rows
 
 
-def _run_to_snapshot(sha: str) -> list[Blob]:
-    """The blob and the plain deltas below it, down to and including the nearest snapshot (full
-    or intermediate), blob first: at most the policy's run cap plus one rows, in one query."""
+@dataclass(frozen=True)
+class ChainRow:
+    """What a read needs of one row of a chain (no bookkeeping columns, no model instance)."""
+
+    sha256: str
+    kind: str
+    codec: str
+    payload: bytes | None
+    object_key: str
+    chunk_index: bytes | None
+    run: int
+    snapshot_level: int | None
+
+
+_READ_COLUMNS = (
+    "sha256",
+    "kind",
+    "codec",
+    "payload",
+    "object_key",
+    "chunk_index",
+    "run",
+    "snapshot_level",
+)
+
+
+def _read_chain(sha: str) -> list[ChainRow]:
+    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
+
+    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
+    for a chain of up to the cap's length cost more than the query itself.
+    """
     table = connection.ops.quote_name(Blob._meta.db_table)
-    # Table name from model metadata, values as parameters. Recursion stops at a snapshot.
+    columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
+    # Table and column names from model metadata, values as parameters.
     sql = (
-        f"WITH RECURSIVE chain(sha, base, snap, step) AS ("  # noqa: S608
-        f" SELECT sha256, base_id, snapshot_level IS NOT NULL, 0 FROM {table} WHERE sha256 = %s"
+        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
+        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
         f" UNION ALL"
-        f" SELECT b.sha256, b.base_id, b.snapshot_level IS NOT NULL, c.step + 1"
-        f" FROM {table} b JOIN chain c ON b.sha256 = c.base"
-        f" WHERE NOT c.snap AND c.step < %s"
-        f") SELECT b.* FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
+        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
+        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
     )
-    rows = list(Blob.objects.raw(sql, [_check_sha(sha), _CHAIN_GUARD]))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_check_sha(sha), _CHAIN_GUARD])
+        rows = [
+            ChainRow(
+                sha256=r[0],
+                kind=r[1],
+                codec=r[2],
+                payload=None if r[3] is None else bytes(r[3]),
+                object_key=r[4] or "",
+                chunk_index=None if r[5] is None else bytes(r[5]),
+                run=r[6],
+                snapshot_level=r[7],
+            )
+            for r in cursor.fetchall()
+        ]
     if not rows:
         raise BlobNotFound(sha)
     return rows
 
 
-def _integrity(row: Blob, reason: str) -> TextstoreIntegrityError:
+def _integrity(row: Blob | ChainRow, reason: str) -> TextstoreIntegrityError:
     return TextstoreIntegrityError(row.sha256, reason)
 
 
-def _snapshot_text(row: Blob) -> str:
+def _snapshot_text(row: Blob | ChainRow) -> str:
     """The text of a full snapshot, inline or chunked in object storage."""
     try:
         if row.object_key:
@@ -104,7 +148,7 @@ def _snapshot_text(row: Blob) -> str:
         raise _integrity(row, f"snapshot does not decode: {exc}") from exc
 
 
-def _delta_text(row: Blob) -> str:
+def _delta_text(row: Blob | ChainRow) -> str:
     try:
         return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
     except ValueError as exc:
@@ -135,7 +179,7 @@ def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
     return text
 
 
-def _apply(row: Blob, source: str) -> str:
+def _apply(row: Blob | ChainRow, source: str) -> str:
     try:
         return delta_apply(source=source, delta=_delta_text(row))
     except ValueError as exc:
@@ -148,34 +192,23 @@ def _verified(rows: list[Blob], *, use_cache: bool) -> str:
     return text
 
 
-def _check(row: Blob, text: str) -> None:
+def _check(row: Blob | ChainRow, text: str) -> None:
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != row.sha256:
         raise _integrity(row, "rebuilt text does not match its SHA-256")
-
-
-def _base_text(snapshot: Blob) -> str:
-    """The verified text of a snapshot (full, or intermediate: rebuilt along its own chain),
-    from the base cache when it is there; kept there afterwards."""
-    text = _cached(snapshot.sha256)
-    if text is None:
-        rows = [snapshot] if snapshot.kind == Blob.Kind.FULL else blob_chain(sha=snapshot.sha256)
-        text = _verified(rows, use_cache=True)
-        base_cache.put(snapshot.sha256, text)
-    return text
 
 
 def blob_read(*, sha: str) -> str:
     """The text stored under `sha`, verified against it (or from the LRU of verified texts).
 
-    One query fetches the blob's run of plain deltas down to its nearest snapshot. The read
-    starts from the nearest text in the caches (a decoded snapshot, or a checkpoint every
-    CHECKPOINT_EVERY deltas of a run) and applies the deltas above it; only when the snapshot
-    itself is not cached is the rest of its chain fetched and decoded.
+    One query fetches the chain. The rebuild starts from the nearest text on it found in the
+    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
+    deltas — and applies only the deltas above it. Texts enter the base cache only once their
+    own SHA-256 has been checked, so a cached base is never wrong.
     """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    rows = _run_to_snapshot(sha)
+    rows = _read_chain(sha)
     start, text = len(rows) - 1, None
     for index, row in enumerate(rows):
         text = _cached(row.sha256)
@@ -183,13 +216,20 @@ def blob_read(*, sha: str) -> str:
             start = index
             break
     if text is None:
-        text = _base_text(rows[-1])
-    for row in reversed(rows[:start]):
+        snapshot = rows[-1]
+        if snapshot.kind != Blob.Kind.FULL:
+            raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
+        text = _snapshot_text(snapshot)
+        _check(snapshot, text)
+        base_cache.put(snapshot.sha256, text)
+    for index in range(start - 1, -1, -1):
+        row = rows[index]
         text = _apply(row, text)
-        if row is not rows[0] and row.run % CHECKPOINT_EVERY == 0:
+        if index and (row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0):
             _check(row, text)
             base_cache.put(row.sha256, text)
-    _check(rows[0], text)
+    if start:
+        _check(rows[0], text)
     text_cache.put(sha, text)
     return text
 

@@ -336,11 +336,4 @@ def test_query_counts_do_not_grow_with_versions(owner, client):
     # once-a-minute last_used_at write does not land inside the measurement.
     ApiToken.objects.filter(user=owner).update(last_used_at=timezone.now())
     large = measure()
-    (small_tree, small_version, small_page), (large_tree, large_version, large_page) = small, large
-    assert small_tree == large_tree
-    assert small_page == large_page
-    # A cold version read: the API key, the version with access, then per text (system and one
-    # message) one query for its run of deltas and at most one more when that run's snapshot
-    # is not in the base cache. Bounded, whatever the history's size.
-    assert small_version <= 2 + 2 * 2
-    assert large_version <= 2 + 2 * 2
+    assert small == large, (small, large)
