@@ -5,6 +5,7 @@ reader announces what it shows; the desc states the figures the picture makes vi
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -49,8 +50,8 @@ def _text(value: object) -> str:
 def number_short(value: float) -> str:
     """Axis labels: 1,500 → '1.5k', 64,000 → '64k', 0.25 → '0.25'."""
     magnitude = abs(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= limit:
+    for limit, suffix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= limit and magnitude / limit < 1000:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.3g}"
 
@@ -61,13 +62,9 @@ def ticks_linear(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    first = math.floor(low / step) * step
-    values = []
-    value = first
-    while value <= high + step * 1e-9:
-        values.append(round(value, 10))
-        value += step
-    return values
+    first = math.floor(low / step)
+    last = math.ceil(high / step - 1e-9)
+    return [round(index * step, 10) for index in range(first, last + 1)]
 
 
 def ticks_log(low: float, high: float) -> list[float]:
@@ -87,7 +84,7 @@ def _scale(value: float, low: float, high: float, start: float, end: float, log:
 def _panel(panel: Panel, left: float, top: float, width: float, height: float) -> list[str]:
     out: list[str] = []
     plot_left, plot_right = left + 56, left + width - 12
-    plot_top, plot_bottom = top + 28, top + height - 40
+    plot_top, plot_bottom = top + 46, top + height - 40
     xs = [x for series in panel.series for x, _ in series.points]
     ys = [y for series in panel.series for _, y in series.points]
     x_low, x_high = min(xs), max(xs)
@@ -132,7 +129,7 @@ def _panel(panel: Panel, left: float, top: float, width: float, height: float) -
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{plot_top:.1f}" y2="{plot_bottom:.1f}" '
             f'stroke="{MUTED}" stroke-width="1" stroke-dasharray="2 3"/>'
         )
-    legend_x = plot_left + 8
+    legend_x = plot_left
     for index, series in enumerate(panel.series):
         colour = COLOURS[index % len(COLOURS)]
         coords: list[tuple[float, float]] = []
@@ -161,13 +158,14 @@ def _panel(panel: Panel, left: float, top: float, width: float, height: float) -
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
                 for x, y in coords[:: 2 if series.step else 1]
             )
-        legend_y = plot_top + 12 + 14 * index
+        legend_y = top + 34
         out.append(
             f'<line x1="{legend_x:.1f}" x2="{legend_x + 18:.1f}" y1="{legend_y - 4:.1f}" '
             f'y2="{legend_y - 4:.1f}" stroke="{colour}" stroke-width="2"{dash}/>'
             f'<text x="{legend_x + 24:.1f}" y="{legend_y:.1f}" fill="{INK}">'
             f"{_text(series.name)}</text>"
         )
+        legend_x += 34 + 6.5 * len(series.name)
     return out
 
 
@@ -187,7 +185,7 @@ def svg_panels(
     *, uid: str, title: str, desc: str, panels: tuple[Panel, ...], columns: int = 2
 ) -> str:
     """A grid of line charts in one SVG."""
-    cell_w, cell_h = 330, 220
+    cell_w, cell_h = 400, 240
     rows = math.ceil(len(panels) / columns)
     body: list[str] = []
     for index, panel in enumerate(panels):
@@ -198,25 +196,34 @@ def svg_panels(
     )
 
 
-def svg_bars(*, uid: str, title: str, desc: str, bars: tuple[Bar, ...], log: bool) -> str:
+def svg_bars(
+    *,
+    uid: str,
+    title: str,
+    desc: str,
+    bars: tuple[Bar, ...],
+    log: bool,
+    tick_format: Callable[[float], str] = number_short,
+) -> str:
     """Horizontal bars, one per labelled value; a log scale when values span decades."""
-    width, label_w, row_h, top = 660, 190, 30, 12
-    plot_left, plot_right = label_w, width - 110
+    width, label_w, row_h, top = 700, 200, 30, 12
+    plot_left, plot_right = label_w, width - 120
     height = top + row_h * len(bars) + 30
     values = [bar.value for bar in bars if bar.value > 0]
     high = max(values) if values else 1.0
     low = min(values) / 2 if log and values else 0.0
+    ticks = ticks_log(max(low, 1e-9), high) if log else ticks_linear(0, high, 4)
+    high = ticks[-1]  # the axis ends on a labelled tick
     body: list[str] = []
-    if log:
-        for tick in ticks_log(max(low, 1e-9), high):
-            if tick < low:
-                continue
-            x = _scale(tick, low, high, plot_left, plot_right, True)
-            body.append(
-                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{height - 24:.1f}" '
-                f'stroke="{GRID}"/><text x="{x:.1f}" y="{height - 10:.1f}" '
-                f'text-anchor="middle" fill="{MUTED}">{_text(number_short(tick))}</text>'
-            )
+    for tick in ticks:
+        if tick < low:
+            continue
+        x = _scale(tick, low, high, plot_left, plot_right, log)
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{height - 24:.1f}" '
+            f'stroke="{GRID}"/><text x="{x:.1f}" y="{height - 10:.1f}" '
+            f'text-anchor="middle" fill="{MUTED}">{_text(tick_format(tick))}</text>'
+        )
     for index, bar in enumerate(bars):
         y = top + row_h * index
         value = max(bar.value, low) if log else bar.value

@@ -75,7 +75,7 @@ class Estimator:
 
 
 def seconds_human(seconds: float) -> str:
-    """320 → '5 min 20 s'; 64,000 → '17 h 47 min'; 0.41 → '0.41 s'."""
+    """320 → '5 min 20 s'; 64,000 → '17 h 46 min'; 0.41 → '0.41 s'."""
     if seconds < 60:
         return f"{seconds:.3g} s"
     whole = round(seconds)
@@ -475,6 +475,7 @@ def _checkpoint_plot(values: Values, outcome: Outcome) -> str:
         desc=desc,
         bars=bars,
         log=_log_if_wide([value for _, value, _ in rows]),
+        tick_format=seconds_human,
     )
 
 
@@ -537,6 +538,7 @@ def _storage_run(values: Values) -> Outcome:
             f"per day × {_num(tier.days)} days × replication",
         )
         for tier in est.tiers
+        if tier.days
     ]
     return Outcome(
         data=data,
@@ -563,6 +565,7 @@ def _storage_plot(values: Values, outcome: Outcome) -> str:
         desc=desc,
         bars=tuple(plots.Bar(label=r[0], value=r[1], text=r[2], highlight=r[3]) for r in rows),
         log=_log_if_wide([r[1] for r in rows]),
+        tick_format=bytes_human,
     )
 
 

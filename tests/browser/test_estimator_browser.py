@@ -1,0 +1,70 @@
+"""The estimator panels in real Chromium: typing updates results and plots through htmx."""
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def gpus_shown(page) -> str:
+    return page.locator('[data-figure="gpus"] .estimate-value').inner_text()
+
+
+def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
+    page.goto("/questions/llm-inference-api/")
+    panel = page.locator(".estimator")
+    panel.scroll_into_view_if_needed()
+    assert gpus_shown(page) == "8"
+    plot = page.locator(".estimate-plot svg")
+    assert plot.get_attribute("role") == "img"
+    desc_before = plot.locator("desc").text_content()
+    assert "2000 requests/s" in desc_before
+    panel.screenshot(path=artifacts_dir / "batching-preset.png")
+
+    traffic = page.get_by_role("textbox", name="Traffic")
+    traffic.fill("5000")
+    page.wait_for_function(
+        "document.querySelector('[data-figure=\"gpus\"] .estimate-value').textContent === '20'"
+    )
+    assert gpus_shown(page) == "20"
+    desc_after = page.locator(".estimate-plot svg desc").text_content()
+    assert desc_after != desc_before
+    assert "5000 requests/s" in desc_after
+    page.locator(".estimator").screenshot(path=artifacts_dir / "batching-5000.png")
+
+    # A bad value names its field and keeps the page alive; fixing it brings the plot back.
+    traffic.fill("-1")
+    page.get_by_role("alert").filter(has_text="rate: must be positive").wait_for()
+    assert page.locator(".estimate-plot svg").count() == 0
+    traffic.fill("250")
+    page.wait_for_function(
+        "document.querySelector('[data-figure=\"gpus\"] .estimate-value')?.textContent === '1'"
+    )
+    low = page.locator(".estimate-plot svg desc").text_content()
+    assert "the timeout, not the traffic, sets the latency" in low
+
+
+def test_practice_mode_hides_the_answer_until_checked(page, artifacts_dir):
+    page.goto("/questions/checkpoint-distribution/")
+    page.get_by_label("Practice mode").check()
+    page.get_by_role("button", name="Check my answers").wait_for()
+    assert page.locator(".estimate-figures").count() == 0
+    assert page.locator(".estimate-plot svg").count() == 0
+    page.get_by_label("Lower bound").fill("320")
+    page.get_by_label("Tree levels").fill("8")
+    page.get_by_label("Tree levels").press("Enter")  # Enter checks, like the button
+    page.get_by_role("status").filter(has_text="1 of 2 right.").wait_for()
+    assert "✓ right: 320" in page.locator(".practice").inner_text()
+    assert "✗ the answer is 7" in page.locator(".practice").inner_text()
+    assert page.locator(".estimate-figures").is_visible()
+    assert page.locator(".estimate-plot svg").count() == 1
+    page.locator(".estimator").screenshot(path=artifacts_dir / "checkpoint-practice.png")
+
+
+def test_storage_panel(page, artifacts_dir):
+    page.goto("/questions/data-platform/")
+    assert "1.89 PB" in page.locator('[data-figure="total_bytes"]').inner_text()
+    page.get_by_role("textbox", name="Retention").fill("30")
+    page.wait_for_function(
+        "document.querySelector('[data-figure=\"total_bytes\"]').textContent.includes('156 TB')"
+    )
+    page.locator(".estimator").screenshot(path=artifacts_dir / "storage.png")
