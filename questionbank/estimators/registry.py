@@ -556,6 +556,7 @@ def _storage_plot(values: Values, outcome: Outcome) -> str:
     rows += [
         (f"{t['name'].capitalize()} tier ({_num(t['days'])} d)", t["bytes"], t["human"], False)
         for t in data["tiers"]
+        if t["days"]
     ]
     rows.append(("Total retained", data["total_bytes"], data["total_bytes_human"], True))
     desc = "Bytes stored, log scale: " + "; ".join(f"{r[0]} {r[2]}" for r in rows)
