@@ -13,19 +13,19 @@ from .selectors import question_get, question_list
 class DepthAreaSerializer(serializers.ModelSerializer):
     class Meta:
         model = DepthArea
-        fields = ("title", "detail")
+        fields = ("title", "detail", "source", "practice_note")
 
 
 class FollowUpSerializer(serializers.ModelSerializer):
     class Meta:
         model = FollowUp
-        fields = ("probe", "look_for")
+        fields = ("probe", "look_for", "source", "look_for_source")
 
 
 class WorkedNumberSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkedNumber
-        fields = ("label", "inputs", "calculation", "result", "takeaway")
+        fields = ("label", "inputs", "calculation", "result", "takeaway", "source")
 
 
 class QuestionListApi(ListAPIView):

@@ -31,6 +31,8 @@ Values = dict[str, float | int | None]
 class Preset:
     value: str
     source: Source
+    # Where the pool writes the number in words ("two children" for a fan-out of 2).
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -579,7 +581,7 @@ ESTIMATORS: dict[str, Estimator] = {
             "rate": Preset("2000", "pool"),
             "batch": Preset("50", "pool"),
             "latency_ms": Preset("200", "pool"),
-            "fill": Preset("1", "pool"),
+            "fill": Preset("1", "pool", evidence="A full batch"),
             "timeout_ms": Preset("20", "practice"),
         },
         targets=(
@@ -597,7 +599,7 @@ ESTIMATORS: dict[str, Estimator] = {
             "size_gb": Preset("400", "pool"),
             "bandwidth_gbps": Preset("10", "pool"),
             "hosts": Preset("200", "pool"),
-            "fanout": Preset("2", "pool"),
+            "fanout": Preset("2", "pool", evidence="binary tree"),
             "chunk_mb": Preset("64", "practice"),
             "fail_fraction": Preset("0.1", "practice"),
         },
