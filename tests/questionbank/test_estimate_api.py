@@ -175,8 +175,14 @@ def test_caps_keep_the_worst_request_bounded(api):
     body = get(api, "llm-inference-api", params).json()
     assert body["gpus"] == 60_000_000_000
     assert body["simulated"]["gpus"] == 10_000
-    big = {"size_gb": "1000000", "bandwidth_gbps": "0.001", "hosts": "500", "fanout": "1",
-           "chunk_mb": "0.001", "fail_fraction": "0.9"}
+    big = {
+        "size_gb": "1000000",
+        "bandwidth_gbps": "0.001",
+        "hosts": "500",
+        "fanout": "1",
+        "chunk_mb": "0.001",
+        "fail_fraction": "0.9",
+    }
     body = get(api, "checkpoint-distribution", big).json()
     assert body["tree_levels"] == 500
     assert body["simulated"]["chunks"] <= 400

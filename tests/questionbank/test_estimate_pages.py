@@ -61,13 +61,22 @@ def test_fragment_names_a_bad_field(client):
 
 
 def test_full_page_without_htmx(client):
-    response = client.get(reverse("questionbank:estimate", args=["data-platform"]),
-                          {"events_per_s": "100000", "bytes_per_event": "1000",
-                           "retention_days": "365", "replication": "3", "compression": "5"})
+    response = client.get(
+        reverse("questionbank:estimate", args=["data-platform"]),
+        {
+            "events_per_s": "100000",
+            "bytes_per_event": "1000",
+            "retention_days": "365",
+            "replication": "3",
+            "compression": "5",
+        },
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert "<html" in html and "1.89 PB" in html
-    bad = client.get(reverse("questionbank:estimate", args=["data-platform"]), {"events_per_s": "x"})
+    bad = client.get(
+        reverse("questionbank:estimate", args=["data-platform"]), {"events_per_s": "x"}
+    )
     assert bad.status_code == 400
     assert client.get(reverse("questionbank:estimate", args=["ml-config"])).status_code == 404
 
@@ -99,22 +108,39 @@ def test_practice_mode_hides_then_checks(client):
 
 
 def test_practice_tolerance_and_bad_guesses(client):
-    params = {"size_gb": "400", "bandwidth_gbps": "10", "hosts": "200", "fanout": "2",
-              "practice": "1", "check": "1"}
-    html = fragment(client, "checkpoint-distribution",
-                    {**params, "answer_lower_bound_s": "321", "answer_tree_levels": "8",
-                     "answer_naive_s": "lots"}).content.decode()
+    params = {
+        "size_gb": "400",
+        "bandwidth_gbps": "10",
+        "hosts": "200",
+        "fanout": "2",
+        "practice": "1",
+        "check": "1",
+    }
+    html = fragment(
+        client,
+        "checkpoint-distribution",
+        {
+            **params,
+            "answer_lower_bound_s": "321",
+            "answer_tree_levels": "8",
+            "answer_naive_s": "lots",
+        },
+    ).content.decode()
     assert "✓ right: 320" in html  # within 2%
     assert "✗ the answer is 7" in html  # whole numbers must match
     assert "Type a number." in html
 
 
 def test_inputs_are_escaped(client):
-    html = fragment(client, "llm-inference-api",
-                    {**BATCH, "practice": "1", "answer_gpus": '"><script>alert(1)</script>'}
-                    ).content.decode()
+    html = fragment(
+        client,
+        "llm-inference-api",
+        {**BATCH, "practice": "1", "answer_gpus": '"><script>alert(1)</script>'},
+    ).content.decode()
     assert "<script>alert(1)" not in html
-    html = client.get(reverse("questionbank:estimate", args=["llm-inference-api"]),
-                      {**BATCH, "rate": '"><img src=x onerror=alert(1)>'}).content.decode()
+    html = client.get(
+        reverse("questionbank:estimate", args=["llm-inference-api"]),
+        {**BATCH, "rate": '"><img src=x onerror=alert(1)>'},
+    ).content.decode()
     assert "<img src=x" not in html
     assert "rate: not a number." in html
