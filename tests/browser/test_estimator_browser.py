@@ -68,3 +68,14 @@ def test_storage_panel(page, artifacts_dir):
         "document.querySelector('[data-figure=\"total_bytes\"]').textContent.includes('156 TB')"
     )
     page.locator(".estimator").screenshot(path=artifacts_dir / "storage.png")
+
+
+def test_source_marks_on_the_question_page(page, artifacts_dir):
+    page.goto("/questions/checkpoint-distribution/")
+    legend = page.locator(".source-legend")
+    assert "reported by the question pool" in legend.inner_text()
+    assert page.locator(".depth-list .src-pool").first.is_visible()
+    assert page.locator(".depth-list .practice-note").first.is_visible()
+    page.locator("details.probe summary").first.click()
+    assert page.locator("details.probe[open] .look-for .src").first.is_visible()
+    page.screenshot(path=artifacts_dir / "checkpoint-sources.png", full_page=False)
