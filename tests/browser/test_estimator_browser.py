@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401, F811
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -79,3 +81,23 @@ def test_source_marks_on_the_question_page(page, artifacts_dir):
     page.locator("details.probe summary").first.click()
     assert page.locator("details.probe[open] .look-for .src").first.is_visible()
     page.screenshot(path=artifacts_dir / "checkpoint-sources.png", full_page=False)
+
+
+def test_estimator_states_pass_axe(page, axe_source):  # noqa: F811 - the imported fixture
+    """The estimator panels in every state a user reaches (axe-core WCAG 2 A/AA, as for the
+    main pages in test_accessibility.py)."""
+    found = []
+    page.goto("/questions/checkpoint-distribution/")
+    found += [f"checkpoint: {v}" for v in axe_violations(page, axe_source)]
+    page.get_by_label("Practice mode").check()
+    page.get_by_role("button", name="Check my answers").wait_for()
+    found += [f"checkpoint practice: {v}" for v in axe_violations(page, axe_source)]
+    page.get_by_label("Lower bound").fill("300")
+    page.get_by_role("button", name="Check my answers").click()
+    page.get_by_role("status").filter(has_text="0 of 1 right.").wait_for()
+    found += [f"checkpoint checked: {v}" for v in axe_violations(page, axe_source)]
+    page.goto("/questions/data-platform/")
+    page.get_by_role("textbox", name="Retention").fill("-1")
+    page.get_by_role("alert").wait_for()
+    found += [f"storage with an error: {v}" for v in axe_violations(page, axe_source)]
+    assert found == [], "\n".join(found)
