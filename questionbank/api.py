@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from .estimators.registry import ESTIMATORS, estimator_for
 from .models import DepthArea, FollowUp, Question, WorkedNumber
 from .selectors import question_get, question_list
+from .throttle import estimate_throttle
 
 
 class DepthAreaSerializer(serializers.ModelSerializer):
@@ -188,6 +189,7 @@ class QuestionEstimateApi(APIView):
             ),
             400: ErrorSerializer,
             404: ErrorSerializer,
+            429: ErrorSerializer,
         },
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -201,6 +203,7 @@ class QuestionEstimateApi(APIView):
                 },
                 status=404,
             )
+        estimate_throttle(request=request)
         values = estimator.parse(request.query_params)
         outcome = estimator.run(values)
         inputs = {name: value for name, value in values.items() if value is not None}

@@ -1,13 +1,14 @@
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
-from common.exceptions import NotFound
+from common.exceptions import NotFound, RateLimited
 
 from .estimators.page import EstimatePage, estimate_page_build
 from .estimators.registry import estimator_for
 from .models import Question
 from .related import related_for
 from .selectors import question_get, question_list
+from .throttle import estimate_throttle
 
 
 def question_list_view(request: HttpRequest) -> HttpResponse:
@@ -46,6 +47,14 @@ def _estimate_panel(*, slug: str, query: QueryDict, use_presets: bool) -> Estima
 
 def question_estimate_view(request: HttpRequest, slug: str) -> HttpResponse:
     """The estimator panel for typed inputs: its results fragment for htmx, else a full page."""
+    if estimator_for(slug) is None:
+        raise Http404
+    try:
+        estimate_throttle(request=request)
+    except RateLimited as error:
+        response = HttpResponse(error.message, status=429, content_type="text/plain")
+        response["Retry-After"] = str(error.retry_after)
+        return response
     estimate = _estimate_panel(slug=slug, query=request.GET, use_presets=False)
     if estimate is None:
         raise Http404

@@ -186,3 +186,24 @@ def test_caps_keep_the_worst_request_bounded(api):
     body = get(api, "checkpoint-distribution", big).json()
     assert body["tree_levels"] == 500
     assert body["simulated"]["chunks"] <= 400
+
+
+def test_estimates_are_rate_limited_per_client(api, client, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.ESTIMATE_RATE_LIMIT = 3
+    for _ in range(3):
+        assert get(api, "llm-inference-api", BATCH).status_code == 200
+    limited = get(api, "llm-inference-api", BATCH)
+    assert limited.status_code == 429
+    assert "Too many estimates" in limited.json()["detail"]
+    assert int(limited["Retry-After"]) >= 1
+    # Another account has its own allowance; so does an anonymous page visitor.
+    assert get(api_client_for(make_user()), "data-platform", {"x": "1"}).status_code == 400
+    url = "/questions/llm-inference-api/estimate/"
+    for _ in range(3):
+        assert client.get(url, BATCH, HTTP_HX_REQUEST="true").status_code == 200
+    page = client.get(url, BATCH, HTTP_HX_REQUEST="true")
+    assert page.status_code == 429 and page["Retry-After"]
+    cache.clear()
