@@ -14,26 +14,26 @@ from .throttle import estimate_throttle
 class DepthAreaSerializer(serializers.ModelSerializer):
     class Meta:
         model = DepthArea
-        fields = ("title", "detail", "source", "practice_note")
+        fields: tuple[str, ...] = ("title", "detail", "source", "practice_note")
 
 
 class FollowUpSerializer(serializers.ModelSerializer):
     class Meta:
         model = FollowUp
-        fields = ("probe", "look_for", "source", "look_for_source")
+        fields: tuple[str, ...] = ("probe", "look_for", "source", "look_for_source")
 
 
 class WorkedNumberSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkedNumber
-        fields = ("label", "inputs", "calculation", "result", "takeaway", "source")
+        fields: tuple[str, ...] = ("label", "inputs", "calculation", "result", "takeaway", "source")
 
 
 class QuestionListApi(ListAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         class Meta:
             model = Question
-            fields = ("slug", "title", "kind", "duration_minutes", "summary")
+            fields: tuple[str, ...] = ("slug", "title", "kind", "duration_minutes", "summary")
             ref_name = "QuestionSummary"
 
     serializer_class = OutputSerializer
@@ -56,7 +56,7 @@ class QuestionDetailApi(APIView):
 
         class Meta:
             model = Question
-            fields = (
+            fields: tuple[str, ...] = (
                 "slug",
                 "title",
                 "kind",

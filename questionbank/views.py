@@ -1,7 +1,7 @@
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
-from common.exceptions import NotFound, RateLimited
+from common.exceptions import RateLimited
 
 from .estimators.page import EstimatePage, estimate_page_build
 from .estimators.registry import estimator_for
@@ -23,10 +23,7 @@ def question_list_view(request: HttpRequest) -> HttpResponse:
 
 
 def question_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        question = question_get(slug=slug)
-    except NotFound:
-        raise Http404 from None
+    question = question_get(slug=slug)  # NotFound → 404 via common.middleware
     return render(
         request,
         "questionbank/question_detail.html",
@@ -51,7 +48,7 @@ def question_estimate_view(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404
     try:
         estimate_throttle(request=request)
-    except RateLimited as error:
+    except RateLimited as error:  # our own words: 429.html speaks of share links
         response = HttpResponse(error.message, status=429, content_type="text/plain")
         response["Retry-After"] = str(error.retry_after)
         return response
@@ -60,10 +57,7 @@ def question_estimate_view(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404
     if getattr(request, "htmx", False):
         return render(request, "questionbank/partials/estimate_result.html", {"estimate": estimate})
-    try:
-        question = question_get(slug=slug)
-    except NotFound:
-        raise Http404 from None
+    question = question_get(slug=slug)  # NotFound → 404 via common.middleware
     return render(
         request,
         "questionbank/estimate_page.html",
