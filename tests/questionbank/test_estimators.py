@@ -324,10 +324,10 @@ def parse_svg(svg: str) -> ET.Element:
     root = ET.fromstring(svg)  # noqa: S314 - our own output
     assert root.tag == f"{SVG}svg"
     assert root.get("role") == "img"
-    title_id, desc_id = root.get("aria-labelledby").split()
-    assert root.find(f"{SVG}title").get("id") == title_id
-    assert root.find(f"{SVG}desc").get("id") == desc_id
-    assert root.find(f"{SVG}title").text and root.find(f"{SVG}desc").text
+    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
+    assert title is not None and desc is not None
+    assert (root.get("aria-labelledby") or "").split() == [title.get("id"), desc.get("id")]
+    assert title.text and desc.text
     assert not list(root.iter(f"{SVG}script"))
     return root
 
@@ -350,8 +350,8 @@ def test_plot_text_is_escaped():
         log=False,
     )
     assert "<script>" not in svg and "</svg>" not in svg[:-6]
-    root = parse_svg(svg)
-    assert root.find(f"{SVG}title").text == "<script>alert(1)</script>"
+    title = parse_svg(svg).find(f"{SVG}title")
+    assert title is not None and title.text == "<script>alert(1)</script>"
     panel = plots.Panel(
         title="t", x_label="<x>", y_label="y", series=(plots.Series("<s>", ((1, 1), (2, 4))),)
     )
