@@ -19,7 +19,16 @@ from common.selectors import object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound
-from .models import AccessGrant, AccessLogEntry, Label, Prompt, PromptVersion, Role, ShareLink
+from .models import (
+    AccessGrant,
+    AccessLogEntry,
+    Label,
+    LabelMove,
+    Prompt,
+    PromptVersion,
+    Role,
+    ShareLink,
+)
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -143,6 +152,15 @@ def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
 
 def label_list(*, prompt: Prompt) -> QuerySet[Label]:
     return Label.objects.filter(prompt=prompt).select_related("version").order_by("name")
+
+
+def label_moves(*, prompt: Prompt, limit: int = 50) -> QuerySet[LabelMove]:
+    """The newest moves of the prompt's labels (the append-only log), with who and where."""
+    return (
+        LabelMove.objects.filter(label__prompt=prompt)
+        .select_related("label", "actor", "from_version", "to_version")
+        .order_by("-moved_at", "-id")[:limit]
+    )
 
 
 def label_main(*, prompt: Prompt) -> Label | None:

@@ -17,6 +17,15 @@ urlpatterns = [
 ]
 
 urlpatterns += [
+    path("p/<int:prompt_id>/labels/", views.label_move_view, name="label-move"),
+    path(
+        "p/<int:prompt_id>/labels/<slug:name>/protect/",
+        views.label_protect_view,
+        name="label-protect",
+    ),
+]
+
+urlpatterns += [
     path("p/<int:prompt_id>/share/", views.share_panel_view, name="share"),
     path("p/<int:prompt_id>/share/links/", views.share_link_create_view, name="link-create"),
     path(

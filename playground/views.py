@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.core.validators import slug_re
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
@@ -19,14 +20,15 @@ from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
 from .diffing import content_diff
-from .exceptions import ContentInvalid, NotFound, PlaygroundError
+from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
-from .models import Prompt, PromptVersion, Role, ShareLink
+from .models import Label, Prompt, PromptVersion, Role, ShareLink
 from .selectors import (
     access_log,
     grant_list,
     label_list,
+    label_moves,
     prompt_get_for_user,
     prompt_list_for_user,
     prompt_list_shared_with_user,
@@ -39,9 +41,12 @@ from .services import (
     access_log_grant_use,
     grant_revoke,
     grant_set,
+    label_move,
+    label_protect_set,
     prompt_copy_from_link,
     prompt_create,
     prompt_version_create,
+    SaveResult,
     prompt_version_revert,
     share_link_create,
     share_link_revoke,
@@ -160,6 +165,7 @@ def _prompt_page(
             "prompt": prompt,
             "layout": layout,
             "labels": labels,
+            "label_moves": label_moves(prompt=prompt, limit=30),
             "main": main,
             "selected": selected,
             "selected_labels": by_version.get(selected.pk, []),
@@ -207,18 +213,28 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             status=400,
         )
     version = result.version
-    if not result.created:
-        messages.info(request, f"Nothing new: v{version.number} already has this content.")
-    elif result.main_moved:
-        messages.success(request, f"Saved v{version.number}; main now points at it.")
-    else:
-        messages.warning(
-            request,
-            f"Saved v{version.number} as a branch from v{parent.number}: main was not at "
-            f"v{parent.number} any more (someone moved it, or you edited an older version), "
-            "so main stays where it is.",
-        )
+    messages.add_message(request, *_save_notice(result, parent, request.POST.get("main_at", "")))
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={version.pk}")
+
+
+def _save_notice(result: SaveResult, parent: PromptVersion, main_seen: str) -> tuple[int, str]:
+    """What the save did, in words: nothing, a new version on main, or a branch (and why)."""
+    version = result.version
+    if result.unchanged:
+        return messages.INFO, "No changes — nothing saved."
+    if not result.created:
+        return messages.INFO, f"Nothing new: v{version.number} already has this content."
+    if result.main_moved:
+        return messages.SUCCESS, f"Saved v{version.number}; main now points at it."
+    if result.main_number is None:
+        return messages.SUCCESS, f"Saved v{version.number} as a child of v{parent.number}."
+    notice = f"Saved v{version.number} as a branch from v{parent.number}; "
+    if main_seen == str(parent.pk):
+        # The page showed main at the parent, so it moved while the user was editing.
+        notice += f"main was moved to v{result.main_number} meanwhile and stays there."
+    else:
+        notice += f"main stays at v{result.main_number}."
+    return messages.WARNING, notice
 
 
 @login_required
@@ -234,9 +250,12 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     except ContentInvalid as error:
         messages.error(request, error.message)
         return redirect("playground:prompt", prompt_id=prompt.pk)
-    messages.success(
-        request, f"Reverted: v{result.version.number} has the content of v{target.number}."
-    )
+    if result.unchanged:
+        messages.info(request, f"No changes — main already has the content of v{target.number}.")
+    else:
+        messages.success(
+            request, f"Reverted: v{result.version.number} has the content of v{target.number}."
+        )
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={result.version.pk}")
 
 
@@ -265,6 +284,110 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             "more_url": f"?a={a.pk}&b={b.pk}&limit={limit * 4}",
         },
     )
+
+
+# --- labels: move (compare-and-set), create, protect, history (htmx fragments) ----------------
+
+
+def _labels_context(prompt: Prompt, selected: PromptVersion) -> dict[str, Any]:
+    return {
+        "prompt": prompt,
+        "selected": selected,
+        "labels": list(label_list(prompt=prompt)),
+        "label_moves": label_moves(prompt=prompt, limit=30),
+        "can_edit": prompt.role in (Role.OWNER, Role.EDITOR),
+        "is_owner": prompt.role == Role.OWNER,
+    }
+
+
+def _labels_answer(
+    request: HttpRequest,
+    prompt: Prompt,
+    selected: PromptVersion,
+    *,
+    done: str = "",
+    error: str = "",
+    retry: Label | None = None,
+    field_error: bool = False,
+    status: int = 200,
+) -> HttpResponse:
+    """The labels panel for htmx; a redirect back to the page (with a message) otherwise."""
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        elif done:
+            messages.success(request, done)
+        return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={selected.pk}")
+    return render(
+        request,
+        "playground/_labels_panel.html",
+        {
+            **_labels_context(prompt, selected),
+            "label_done": done,
+            "label_error": error,
+            "label_retry": retry,
+            "label_field_error": field_error,
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """Create a label on a version, or move one there by compare-and-set (`expected` is where
+    the page saw it; empty = the label must be new). A lost race answers 409 with who moved it
+    and a button to retry against where it points now."""
+    prompt = _prompt_or_404(request, prompt_id, Role.EDITOR)
+    version = _version_or_404(prompt, request.POST.get("version"))
+    name = request.POST.get("name", "").strip()
+    if not name or len(name) > 40 or not slug_re.fullmatch(name):
+        return _labels_answer(
+            request,
+            prompt,
+            version,
+            error="Label name: 1-40 letters, digits, - or _.",
+            field_error=True,
+            status=400,
+        )
+    expected_raw = request.POST.get("expected", "")
+    expected = _version_or_404(prompt, expected_raw) if expected_raw else None
+    try:
+        label = label_move(
+            actor=request.user,
+            prompt=prompt,
+            name=name,
+            version=version,
+            expected=expected,
+            expected_given=True,
+        )
+    except LabelConflict as error:
+        current = label_list(prompt=prompt).filter(name=name).first()
+        return _labels_answer(
+            request, prompt, version, error=error.message, retry=current, status=409
+        )
+    except Forbidden as error:
+        return _labels_answer(request, prompt, version, error=error.message, status=403)
+    except PlaygroundError as error:
+        return _labels_answer(request, prompt, version, error=error.message, status=400)
+    verb = "Created" if expected is None else "Moved"
+    return _labels_answer(
+        request, prompt, version, done=f"{verb} “{label.name}” at v{version.number}."
+    )
+
+
+@login_required
+@require_POST
+def label_protect_view(request: HttpRequest, prompt_id: int, name: str) -> HttpResponse:
+    prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
+    version = _version_or_404(prompt, request.POST.get("version"))
+    protected = request.POST.get("protected") == "1"
+    try:
+        label = label_protect_set(actor=request.user, prompt=prompt, name=name, protected=protected)
+    except NotFound:
+        raise Http404 from None
+    state = "protected: only you can move it" if label.protected else "unprotected"
+    return _labels_answer(request, prompt, version, done=f"“{label.name}” is {state}.")
 
 
 # --- sharing: the owner's share dialog (htmx fragments) -----------------------------------------

@@ -31,6 +31,7 @@ from ..services import (
     SaveResult,
     access_log_grant_use,
     label_move,
+    label_protect_set,
     prompt_create,
     prompt_version_create,
     prompt_version_revert,
@@ -49,6 +50,7 @@ def _saved(result: SaveResult) -> Response:
     """201 with the new version, or 200 with the existing twin when nothing new was saved."""
     version = result.version
     version.created, version.main_moved = result.created, result.main_moved
+    version.unchanged = result.unchanged
     return Response(
         PromptVersionListCreateApi.CreatedSerializer(version).data,
         status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
@@ -158,9 +160,12 @@ class PromptVersionListCreateApi(ListAPIView):
     class CreatedSerializer(VersionSummarySerializer):
         created = serializers.BooleanField()
         main_moved = serializers.BooleanField()
+        unchanged = serializers.BooleanField(
+            help_text="The content equals the parent's: nothing was saved; this is the parent."
+        )
 
         class Meta(VersionSummarySerializer.Meta):
-            fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved")
+            fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved", "unchanged")
 
     def get_queryset(self):
         prompt = prompt_get_for_user(user=self.request.user, prompt_id=self.kwargs["prompt_id"])
@@ -170,7 +175,8 @@ class PromptVersionListCreateApi(ListAPIView):
         request=InputSerializer,
         responses={201: CreatedSerializer, 200: CreatedSerializer},
         description="Always a child of `parent`. Identical content under the same parent "
-        "returns the existing version with 200.",
+        "returns the existing version with 200; content identical to the parent's creates "
+        "nothing and returns the parent with 200 (`unchanged`: true).",
     )
     def post(self, request: Request, prompt_id: int) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
@@ -307,6 +313,23 @@ class LabelMoveApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(_label_move(request, prompt, name, data.validated_data))
+
+    class ProtectSerializer(serializers.Serializer):
+        protected = serializers.BooleanField(help_text="Only the owner may move a protected label.")
+
+    @extend_schema(request=ProtectSerializer, responses={200: LabelSerializer})
+    def patch(self, request: Request, prompt_id: int, name: str) -> Response:
+        """Protect or unprotect a label (owner only)."""
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.ProtectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        label = label_protect_set(
+            actor=request.user,
+            prompt=prompt,
+            name=name,
+            protected=data.validated_data["protected"],
+        )
+        return Response(LabelSerializer(label).data)
 
 
 def _label_move(request: Request, prompt: Prompt, name: str, data: dict[str, Any]) -> dict:
