@@ -9,6 +9,7 @@ urlpatterns = [
     path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
     path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
     path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),
+    path("p/<int:prompt_id>/diff/rows/", views.version_diff_rows_view, name="diff-rows"),
     path(
         "p/<int:prompt_id>/revert/<int:version_id>/",
         views.version_revert_view,

@@ -19,7 +19,7 @@ from common.exceptions import Forbidden, RateLimited
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
-from .diffing import content_diff
+from .diffing import FOLD_STEP, content_diff, diff_expand
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
@@ -259,16 +259,22 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={result.version.pk}")
 
 
-@login_required
-def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+def _diff_versions(request: HttpRequest, prompt_id: int) -> tuple[Prompt, PromptVersion, PromptVersion]:
     prompt = _prompt_or_404(request, prompt_id)
     a = _version_or_404(prompt, request.GET.get("a"))
     b = _version_or_404(prompt, request.GET.get("b"))
-    try:
-        limit = max(50, min(int(request.GET.get("limit", 400)), 100_000))
-    except ValueError:
-        limit = 400
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=limit)
+    return prompt, a, b
+
+
+@login_required
+def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """The whole diff with unchanged runs folded (expanded on demand by `version_diff_rows_view`),
+    so the page grows with what changed, not with the text around it. `?view=split` shows
+    the two sides next to each other."""
+    prompt, a, b = _diff_versions(request, prompt_id)
+    split = request.GET.get("view") == "split"
+    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    query = f"?a={a.pk}&b={b.pk}"
     return render(
         request,
         "playground/diff.html",
@@ -281,7 +287,43 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             "changes": diff["changes"],
             "a_label": f"v{a.number}",
             "b_label": f"v{b.number}",
-            "more_url": f"?a={a.pk}&b={b.pk}&limit={limit * 4}",
+            "split": split,
+            "unified_url": query,
+            "split_url": f"{query}&view=split",
+            "expand_url": reverse("playground:diff-rows", args=[prompt.pk])
+            + query
+            + ("&view=split" if split else ""),
+            "fold_step": FOLD_STEP,
+        },
+    )
+
+
+@login_required
+def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """One fold of a diff page, expanded: all of it, or its first/last FOLD_STEP rows."""
+    prompt, a, b = _diff_versions(request, prompt_id)
+    field = request.GET.get("field", "")
+    direction = request.GET.get("dir", "all")
+    try:
+        start, end = int(request.GET.get("start", "")), int(request.GET.get("end", ""))
+    except ValueError:
+        return HttpResponse("start, end: whole numbers required.", status=400)
+    if direction not in ("all", "up", "down") or not 0 <= start <= end:
+        return HttpResponse("dir: all, up or down; 0 <= start <= end.", status=400)
+    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    text = next((t for t in diff["texts"] if t.field == field), None)
+    if text is None:
+        raise Http404
+    return render(
+        request,
+        "playground/_diff_blocks.html",
+        {
+            "text": text,
+            "blocks": diff_expand(text.rows, start=start, end=end, direction=direction),
+            "split": request.GET.get("view") == "split",
+            "expand_url": request.path + f"?a={a.pk}&b={b.pk}"
+            + ("&view=split" if request.GET.get("view") == "split" else ""),
+            "fold_step": FOLD_STEP,
         },
     )
 
