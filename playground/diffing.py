@@ -346,7 +346,9 @@ def diff_blocks(
         out.append(block)
         shown += 0 if block.fold else block.count
         if shown >= budget and k + 1 < len(blocks):
-            out.append(DiffBlock(start=blocks[k + 1].start, end=blocks[-1].end, fold=True, mixed=True))
+            out.append(
+                DiffBlock(start=blocks[k + 1].start, end=blocks[-1].end, fold=True, mixed=True)
+            )
             break
     return out
 
@@ -368,7 +370,9 @@ def diff_expand(
     return [DiffBlock(rows=tuple(rows[start:end]), start=start, end=end)]
 
 
-def split_pairs(block: DiffBlock) -> list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]]:
+def split_pairs(
+    block: DiffBlock,
+) -> list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]]:
     """Side-by-side rows of one shown block: (index, old side, new side, starts a change).
     Deleted and inserted lines of a change run are paired line by line."""
     out: list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]] = []

@@ -36,23 +36,27 @@ User = AbstractBaseUser | AnonymousUser
 ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
 
 
-def prompt_list_for_user(*, user: User) -> QuerySet[Prompt]:
-    """Prompts the user owns (not archived)."""
+def prompt_list_for_user(
+    *, user: User, search: str = "", archived: bool = False
+) -> QuerySet[Prompt]:
+    """Prompts the user owns: live ones, or the archived ones; `search` matches titles."""
     if not user.is_authenticated:
         return Prompt.objects.none()
-    return Prompt.objects.filter(owner=user, archived_at__isnull=True).select_related(
-        "owner", "question"
-    )
+    prompts = Prompt.objects.filter(owner=user, archived_at__isnull=not archived)
+    if search.strip():
+        prompts = prompts.filter(title__icontains=search.strip())
+    return prompts.select_related("owner", "question")
 
 
-def prompt_list_visible(*, user: User) -> QuerySet[Prompt]:
+def prompt_list_visible(*, user: User, search: str = "") -> QuerySet[Prompt]:
     """Every prompt the user may see: owned, or shared with them by an active grant."""
     if not user.is_authenticated:
         return Prompt.objects.none()
     shared = AccessGrant.objects.filter(user=user, revoked_at__isnull=True).values("prompt_id")
-    return Prompt.objects.filter(
-        Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True
-    ).select_related("owner", "question")
+    prompts = Prompt.objects.filter(Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True)
+    if search.strip():
+        prompts = prompts.filter(title__icontains=search.strip())
+    return prompts.select_related("owner", "question")
 
 
 def prompt_list_shared_with_user(*, user: User) -> QuerySet[AccessGrant]:

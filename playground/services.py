@@ -151,6 +151,34 @@ def prompt_create(
 
 
 @transaction.atomic
+def prompt_update(
+    *,
+    actor: AbstractBaseUser,
+    prompt: Prompt,
+    title: str | None = None,
+    archived: bool | None = None,
+) -> Prompt:
+    """Rename and/or archive (hide from lists) or unarchive a prompt. Owner only. Archiving
+    never deletes: versions, labels and links stay, and unarchiving brings it back."""
+    if actor.pk != prompt.owner_id:
+        raise Forbidden("Only the owner can rename or archive a prompt.")
+    changes: dict[str, Any] = {}
+    if title is not None:
+        title = title.strip()
+        if not title or len(title) > 200:
+            raise ContentInvalid("title: must be 1-200 characters.", field="title")
+        changes["title"] = title
+    if archived is not None and archived != (prompt.archived_at is not None):
+        changes["archived_at"] = timezone.now() if archived else None
+    if changes:
+        Prompt.objects.filter(pk=prompt.pk).update(**changes)
+        for key, value in changes.items():
+            setattr(prompt, key, value)
+        logger.info("prompt.updated", extra={"prompt_id": prompt.pk, "fields": sorted(changes)})
+    return prompt
+
+
+@transaction.atomic
 def prompt_version_create(
     *,
     actor: AbstractBaseUser,

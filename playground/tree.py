@@ -69,9 +69,7 @@ def _lane_free(reserved: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end < low or start > high for low, high in reserved)
 
 
-def tree_layout(
-    versions: list[Any], labels: dict[int, list[str]] | None = None
-) -> Layout:
+def tree_layout(versions: list[Any], labels: dict[int, list[str]] | None = None) -> Layout:
     """`versions` in save order (parents before children), each with id, parent_id, number."""
     labels = labels or {}
     order = list(versions)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("new/", views.prompt_new_view, name="new"),
     path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
     path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
+    path("p/<int:prompt_id>/update/", views.prompt_update_view, name="update"),
     path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),
     path("p/<int:prompt_id>/diff/rows/", views.version_diff_rows_view, name="diff-rows"),
     path(

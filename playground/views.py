@@ -1,17 +1,19 @@
 """Playground pages: parse, call one selector or service, render."""
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.validators import slug_re
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.core.validators import slug_re
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
@@ -38,6 +40,7 @@ from .selectors import (
     version_tree,
 )
 from .services import (
+    SaveResult,
     access_log_grant_use,
     grant_revoke,
     grant_set,
@@ -45,8 +48,8 @@ from .services import (
     label_protect_set,
     prompt_copy_from_link,
     prompt_create,
+    prompt_update,
     prompt_version_create,
-    SaveResult,
     prompt_version_revert,
     share_link_create,
     share_link_revoke,
@@ -90,15 +93,47 @@ def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
 
 @login_required
 def prompt_list_view(request: HttpRequest) -> HttpResponse:
+    search = request.GET.get("q", "")[:200]
+    archived = request.GET.get("archived") == "1"
     return render(
         request,
         "playground/prompt_list.html",
         {
-            "prompts": prompt_list_for_user(user=request.user),
+            "prompts": prompt_list_for_user(user=request.user, search=search, archived=archived),
             "shared": prompt_list_shared_with_user(user=request.user),
+            "search": search,
+            "archived": archived,
             "section": "playground",
         },
     )
+
+
+@login_required
+@require_POST
+def prompt_update_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """Rename (`title`) or archive/unarchive (`archived` = 1/0) from the list; back to it."""
+    prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
+    archived = request.POST.get("archived")
+    try:
+        prompt_update(
+            actor=request.user,
+            prompt=prompt,
+            title=request.POST["title"] if "title" in request.POST else None,
+            archived=None if archived is None else archived == "1",
+        )
+    except PlaygroundError as error:
+        messages.error(request, f"Could not rename “{prompt.title}”: {error.message}")
+    else:
+        if archived == "1":
+            messages.success(request, f"Archived “{prompt.title}”. It is listed under Archived.")
+        elif archived == "0":
+            messages.success(request, f"Restored “{prompt.title}”.")
+        else:
+            messages.success(request, f"Renamed to “{prompt.title}”.")
+    back = request.POST.get("next", "")
+    if not back.startswith("/playground/") or back.startswith("//"):
+        back = reverse("playground:list")
+    return redirect(back)
 
 
 @login_required
@@ -259,7 +294,9 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={result.version.pk}")
 
 
-def _diff_versions(request: HttpRequest, prompt_id: int) -> tuple[Prompt, PromptVersion, PromptVersion]:
+def _diff_versions(
+    request: HttpRequest, prompt_id: int
+) -> tuple[Prompt, PromptVersion, PromptVersion]:
     prompt = _prompt_or_404(request, prompt_id)
     a = _version_or_404(prompt, request.GET.get("a"))
     b = _version_or_404(prompt, request.GET.get("b"))
@@ -321,7 +358,8 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             "text": text,
             "blocks": diff_expand(text.rows, start=start, end=end, direction=direction),
             "split": request.GET.get("view") == "split",
-            "expand_url": request.path + f"?a={a.pk}&b={b.pk}"
+            "expand_url": request.path
+            + f"?a={a.pk}&b={b.pk}"
             + ("&view=split" if request.GET.get("view") == "split" else ""),
             "fold_step": FOLD_STEP,
         },
@@ -452,8 +490,13 @@ def _share_panel(
     *,
     new_link_url: str = "",
     error: str = "",
+    error_field: str = "",
+    form: str = "",
     status: int = 200,
 ) -> HttpResponse:
+    """The dialog's panel. An error is shown at its field (`error_field`) in the form that
+    failed (`form`: "link" or "grant"), with what the user typed kept; a failed create never
+    shows an earlier link."""
     selected_id = request.POST.get("version") or request.GET.get("v") or ""
     return render(
         request,
@@ -463,10 +506,33 @@ def _share_panel(
             "labels": label_list(prompt=prompt),
             "new_link_url": new_link_url,
             "share_error": error,
+            "share_error_field": error_field,
+            "link_error": bool(error) and form == "link",
+            "grant_error": bool(error) and form == "grant",
+            "posted": request.POST if error else {},
             **_share_context(prompt, selected_id),
         },
         status=status,
     )
+
+
+def _expiry_parse(raw: str, zone_name: str) -> datetime | None:
+    """The picker's local date-time read in the browser's time zone (an IANA name sent with
+    the form); a value with an explicit offset is taken as it is."""
+    if not raw:
+        return None
+    value = parse_datetime(raw)
+    if value is None:
+        raise ContentInvalid("expires_at: not a date and time.", field="expires_at")
+    if timezone.is_aware(value):
+        return value
+    try:
+        zone = ZoneInfo(zone_name) if zone_name else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ContentInvalid(
+            f"expires_at: unknown time zone {zone_name!r}.", field="expires_at"
+        ) from None
+    return value.replace(tzinfo=zone)
 
 
 @login_required
@@ -480,16 +546,11 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     scope = request.POST.get("scope", "version")
     label_name = scope.removeprefix("label:") if scope.startswith("label:") else ""
-    expires_raw = request.POST.get("expires_at", "").strip()
     try:
         version = None if label_name else _version_or_404(prompt, request.POST.get("version"))
-        expires_at = None
-        if expires_raw:
-            expires_at = parse_datetime(expires_raw)
-            if expires_at is None:
-                raise ContentInvalid("expires_at: not a date and time.", field="expires_at")
-            if timezone.is_naive(expires_at):
-                expires_at = timezone.make_aware(expires_at)
+        expires_at = _expiry_parse(
+            request.POST.get("expires_at", "").strip(), request.POST.get("tz", "").strip()
+        )
         _, token = share_link_create(
             actor=request.user,
             prompt=prompt,
@@ -499,8 +560,13 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             expires_at=expires_at,
         )
     except (PlaygroundError, Http404) as error:
-        message = getattr(error, "message", "No such version.")
-        return _share_panel(request, prompt, error=message, status=400)
+        message = getattr(error, "message", "version: no such version.")
+        field = getattr(error, "field", "") or "version"
+        if field in ("version", "label"):
+            field = "scope"
+        return _share_panel(
+            request, prompt, error=message, error_field=field, form="link", status=400
+        )
     url = request.build_absolute_uri(reverse("shared-page", args=[token]))
     return _share_panel(request, prompt, new_link_url=url)
 
@@ -528,7 +594,14 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             role=request.POST.get("role", ""),
         )
     except PlaygroundError as error:
-        return _share_panel(request, prompt, error=error.message, status=400)
+        return _share_panel(
+            request,
+            prompt,
+            error=error.message,
+            error_field=getattr(error, "field", "") or "username",
+            form="grant",
+            status=400,
+        )
     return _share_panel(request, prompt)
 
 

@@ -112,7 +112,8 @@ class VersionExportApi(APIView):
             "By default the response body is the export itself as `text/plain; charset=utf-8` "
             "(with a `Content-Disposition` file name), ready for `| bash` or `> call.py`. "
             "`?as=json` or `Accept: application/json` returns "
-            "`{version, api, format, variables, filename, text, warnings}` instead. Errors are JSON."
+            "`{version, api, format, variables, filename, text, warnings}` instead. "
+            "Errors are JSON."
         ),
         parameters=[
             OpenApiParameter("api", str, required=True, enum=APIS, description="Which API."),

@@ -33,6 +33,7 @@ from ..services import (
     label_move,
     label_protect_set,
     prompt_create,
+    prompt_update,
     prompt_version_create,
     prompt_version_revert,
 )
@@ -108,7 +109,15 @@ class PromptListCreateApi(ListAPIView):
             fields = (*PromptOutputSerializer.Meta.fields, "root_version")
 
     def get_queryset(self):
-        return prompt_list_visible(user=self.request.user)
+        return prompt_list_visible(
+            user=self.request.user, search=self.request.query_params.get("q", "")[:200]
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("q", OpenApiTypes.STR, description="Title contains.")]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=InputSerializer, responses={201: CreatedSerializer})
     def post(self, request: Request) -> Response:
@@ -136,6 +145,27 @@ class PromptDetailApi(APIView):
     def get(self, request: Request, prompt_id: int) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
         access_log_grant_use(prompt=prompt, user=request.user, path="api")
+        prompt.label_rows = list(label_list(prompt=prompt))
+        return Response(self.OutputSerializer(prompt).data)
+
+    class UpdateSerializer(serializers.Serializer):
+        title = serializers.CharField(required=False, max_length=200)
+        archived = serializers.BooleanField(
+            required=False, help_text="Archived prompts are hidden from lists, never deleted."
+        )
+
+    @extend_schema(request=UpdateSerializer, responses=OutputSerializer)
+    def patch(self, request: Request, prompt_id: int) -> Response:
+        """Rename or archive/unarchive (owner only)."""
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.UpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        prompt_update(
+            actor=request.user,
+            prompt=prompt,
+            title=data.validated_data.get("title"),
+            archived=data.validated_data.get("archived"),
+        )
         prompt.label_rows = list(label_list(prompt=prompt))
         return Response(self.OutputSerializer(prompt).data)
 

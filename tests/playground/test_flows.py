@@ -158,13 +158,20 @@ def test_protect_and_unprotect_owner_only(api, owner):
     assert response.status_code == 200 and response.json()["protected"] is True
     assert editor_api.put(url, {"version": v1.pk}, format="json").status_code == 403
     assert api.patch(url, {"protected": "maybe"}, format="json").status_code == 400
-    assert api.patch(f"/api/v1/prompts/{prompt.pk}/labels/nope/", {"protected": True},
-                     format="json").status_code == 404
+    assert (
+        api.patch(
+            f"/api/v1/prompts/{prompt.pk}/labels/nope/", {"protected": True}, format="json"
+        ).status_code
+        == 404
+    )
     assert api.patch(url, {"protected": False}, format="json").json()["protected"] is False
     assert editor_api.put(url, {"version": v1.pk}, format="json").status_code == 200
     # `production` starts protected, and the owner may lift it.
-    api.post(f"/api/v1/prompts/{prompt.pk}/labels/", {"name": "production", "version": v2.pk},
-             format="json")
+    api.post(
+        f"/api/v1/prompts/{prompt.pk}/labels/",
+        {"name": "production", "version": v2.pk},
+        format="json",
+    )
     assert Label.objects.get(prompt=prompt, name="production").protected
 
 
@@ -182,7 +189,7 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     lost = client.post(url, {"name": "main", "version": v1.pk, "expected": v1.pk}, **htmx)
     body = lost.content.decode()
     assert lost.status_code == 409 and "owner moved it" in body
-    assert 'name="expected" value="%d"' % v2.pk in body and "anyway" in body
+    assert f'name="expected" value="{v2.pk}"' in body and "anyway" in body
     retried = client.post(url, {"name": "main", "version": v1.pk, "expected": v2.pk}, **htmx)
     assert retried.status_code == 200
     assert Label.objects.get(prompt=prompt, name="main").version_id == v1.pk
@@ -202,9 +209,7 @@ def test_export_warnings_in_the_json_api_never_rewrite_the_model(api, owner):
         owner,
         messages=[{"role": "user", "content": "Review {{design}} for {{audience}}"}],
     )
-    body = api.get(
-        f"/api/v1/versions/{v1.pk}/export/?api=openai&format=json&as=json"
-    ).json()
+    body = api.get(f"/api/v1/versions/{v1.pk}/export/?api=openai&format=json&as=json").json()
     assert any("{{audience}}" in w and "literally" in w for w in body["warnings"])
     assert any("'claude-sonnet-4-5'" in w for w in body["warnings"])
     assert '"model": "claude-sonnet-4-5"' in body["text"]  # never silently rewritten
@@ -214,19 +219,21 @@ def test_export_warnings_in_the_json_api_never_rewrite_the_model(api, owner):
 
 
 def test_export_warnings_for_the_echo_provider():
-    warnings = export_warnings(
-        content=content(provider="echo", model="echo-1"), api="anthropic"
-    )
+    warnings = export_warnings(content=content(provider="echo", model="echo-1"), api="anthropic")
     assert len(warnings) == 1 and "'echo-1'" in warnings[0] and "offline" in warnings[0]
-    assert export_warnings(content=content(model="gpt-4.1-mini", provider="openai"),
-                           api="openai") == []
+    assert (
+        export_warnings(content=content(model="gpt-4.1-mini", provider="openai"), api="openai")
+        == []
+    )
 
 
 # --- folded diffs -------------------------------------------------------------------------------
 
 
 def _long_text(lines: int) -> str:
-    return "".join(f"Line {n:05d}: the unchanged body of a very long prompt text.\n" for n in range(lines))
+    return "".join(
+        f"Line {n:05d}: the unchanged body of a very long prompt text.\n" for n in range(lines)
+    )
 
 
 def test_fold_keeps_context_around_changes_and_expands_by_range():
@@ -268,9 +275,15 @@ def test_300kb_diff_page_is_small_and_shows_the_edit(client, owner):
         f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=system&start=0&end=1997&dir=up"
     )
     assert rows.status_code == 200 and rows.content.decode().count('class="diff-row') == 20
-    assert client.get(
-        f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=system&start=x&end=1"
-    ).status_code == 400
-    assert client.get(
-        f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=nope&start=0&end=1"
-    ).status_code == 404
+    assert (
+        client.get(
+            f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=system&start=x&end=1"
+        ).status_code
+        == 400
+    )
+    assert (
+        client.get(
+            f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=nope&start=0&end=1"
+        ).status_code
+        == 404
+    )

@@ -46,7 +46,9 @@ def assert_well_drawn(layout: Layout) -> None:
                 assert all(bend_y != n.y for n in layout.nodes)
     # One row per version, newest on top.
     assert sorted(n.row for n in layout.nodes) == list(range(len(layout.nodes)))
-    assert [n.number for n in layout.nodes] == sorted((n.number for n in layout.nodes), reverse=True)
+    assert [n.number for n in layout.nodes] == sorted(
+        (n.number for n in layout.nodes), reverse=True
+    )
 
 
 def node(layout: Layout, number: int):
