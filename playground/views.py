@@ -391,13 +391,19 @@ def _labels_answer(
     field_error: bool = False,
     status: int = 200,
 ) -> HttpResponse:
-    """The labels panel for htmx; a redirect back to the page (with a message) otherwise."""
-    if not request.htmx:
+    """A success reloads the page (the tree and badges show labels too) with a message; an
+    error or a conflict swaps just the labels panel under htmx, keeping the retry at hand."""
+    page_url = f"{reverse('playground:prompt', args=[prompt.pk])}?v={selected.pk}"
+    if not request.htmx or not error:
         if error:
             messages.error(request, error)
         elif done:
             messages.success(request, done)
-        return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={selected.pk}")
+        if request.htmx:
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = page_url
+            return response
+        return redirect(page_url)
     return render(
         request,
         "playground/_labels_panel.html",

@@ -2,7 +2,7 @@
 // rows marked data-change, looked up at each jump so rows loaded by expanding a fold count too.
 (function () {
   "use strict";
-  let current = -1;
+  let last = null; // the row of the last jump: the next one continues from it
 
   function targets() {
     return Array.from(document.querySelectorAll(".diff [data-change]"));
@@ -11,12 +11,14 @@
   function jump(step) {
     const rows = targets();
     if (!rows.length) return;
-    // Start from the change nearest the top of the screen when the reader scrolled meanwhile.
-    if (current < 0 || current >= rows.length || document.activeElement !== rows[current]) {
+    let current = last ? rows.indexOf(last) : -1;
+    if (current < 0) {
+      // No jump yet (or its row was replaced): start from what is on screen.
       const below = rows.findIndex(function (row) { return row.getBoundingClientRect().top > 80; });
       current = step > 0 ? (below < 0 ? rows.length : below) - 1 : below < 0 ? rows.length : below;
     }
     current = Math.min(Math.max(current + step, 0), rows.length - 1);
+    last = rows[current];
     rows.forEach(function (row) { row.classList.remove("diff-current"); });
     const row = rows[current];
     row.classList.add("diff-current");

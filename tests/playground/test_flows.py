@@ -182,7 +182,9 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     url = f"/playground/p/{prompt.pk}/labels/"
     htmx = {"HTTP_HX_REQUEST": "true"}
     made = client.post(url, {"name": "staging", "version": v1.pk, "expected": ""}, **htmx)
-    assert made.status_code == 200 and "Created “staging” at v1." in made.content.decode()
+    assert made.status_code == 204 and made["HX-Redirect"].endswith(f"?v={v1.pk}")
+    page = client.get(made["HX-Redirect"]).content.decode()
+    assert "Created “staging” at v1." in page
     bad = client.post(url, {"name": "no spaces", "version": v1.pk, "expected": ""}, **htmx)
     assert bad.status_code == 400 and "Label name" in bad.content.decode()
     # The page saw main at v1, but it is at v2: a conflict offering to retry from v2.
@@ -191,14 +193,14 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     assert lost.status_code == 409 and "owner moved it" in body
     assert f'name="expected" value="{v2.pk}"' in body and "anyway" in body
     retried = client.post(url, {"name": "main", "version": v1.pk, "expected": v2.pk}, **htmx)
-    assert retried.status_code == 200
+    assert retried.status_code == 204
     assert Label.objects.get(prompt=prompt, name="main").version_id == v1.pk
     protect = client.post(
         f"/playground/p/{prompt.pk}/labels/staging/protect/",
         {"version": v1.pk, "protected": "1"},
         **htmx,
     )
-    assert protect.status_code == 200 and Label.objects.get(name="staging").protected
+    assert protect.status_code == 204 and Label.objects.get(name="staging").protected
 
 
 # --- export warnings ----------------------------------------------------------------------------
