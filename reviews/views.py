@@ -33,6 +33,7 @@ from .models import (
 )
 from .rendering import markdown_render, source_render
 from .selectors import (
+    annotation_counts_by_area,
     annotation_list,
     checklist_coverage,
     checklist_list,
@@ -276,9 +277,17 @@ def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
     items = checklist_list(review=review)
     for item in items:
         item.label = AREA_LABELS[item.area]
+    counts = annotation_counts_by_area(review=review)
+    # An area marked N/A that still has annotations is probably a mistake: say so.
+    na_warnings = [
+        (AREA_LABELS[item.area], counts[item.area])
+        for item in items
+        if item.status == ChecklistItem.Status.NA and counts.get(item.area)
+    ]
     return {
         "review": review,
         "checklist": items,
+        "na_warnings": na_warnings,
         "chart": coverage_chart(items),
         "checklist_statuses": ChecklistItem.Status.choices,
         "can_edit": can_edit,
@@ -337,9 +346,13 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
                 source_render(text=text, highlights=highlights)
             ),
             "annotations": views,
+            # Open risks first in rank order; resolved and dropped ones after, marked.
             "risks": sorted(
                 (v for v in views if v.annotation.kind == Annotation.Kind.RISK),
-                key=lambda v: risk_order(v.annotation),
+                key=lambda v: (
+                    v.annotation.status != Annotation.Status.OPEN,
+                    risk_order(v.annotation),
+                ),
             ),
             "by_area": [group for group in by_area if group[2]],
             "orphans": [v for v in views if v.status_here == AnnotationAnchor.Status.ORPHANED],

@@ -26,7 +26,8 @@ def login(page, username: str) -> None:
 
 def context_page(browser, live_server, **options):
     context = browser.new_context(
-        base_url=live_server.url, viewport=options.pop("viewport", {"width": 1280, "height": 860}),
+        base_url=live_server.url,
+        viewport=options.pop("viewport", {"width": 1280, "height": 860}),
         **options,
     )
     context.set_default_timeout(15_000)
@@ -51,7 +52,9 @@ def test_label_controls_and_the_tree(page, artifacts_dir):
     v5_dot = page.locator(f"circle[data-version='{v5.pk}']")
     start = re.match(r"M(\d+),(\d+)", edge.get_attribute("d")).groups()
     assert start == (v2_dot.get_attribute("cx"), v2_dot.get_attribute("cy"))
-    assert page.locator(f"circle[data-version='{v6.pk}']").get_attribute("cx") != v5_dot.get_attribute("cx")
+    assert page.locator(f"circle[data-version='{v6.pk}']").get_attribute(
+        "cx"
+    ) != v5_dot.get_attribute("cx")
     page.locator(".tree-panel").screenshot(path=artifacts_dir / "tree-forked.png")
 
     # One Tab stop per version: tabbing through the tree visits each version's link once.
@@ -77,7 +80,7 @@ def test_label_controls_and_the_tree(page, artifacts_dir):
     panel.get_by_label("New label on v6").fill("staging")
     panel.get_by_role("button", name="Create label").click()
     page.wait_for_selector("text=Created “staging” at v6.")
-    assert page.locator(f".tree-row[data-number='6'] .label-staging").count() == 1
+    assert page.locator(".tree-row[data-number='6'] .label-staging").count() == 1
     # Someone moves main behind the page's back: the move says who, and offers a retry.
     label_move(actor=owner, prompt=prompt, name="main", version=v4)
     panel.locator(".label-item[data-label='main']").get_by_role("button", name="Move to v6").click()
@@ -104,7 +107,9 @@ def test_label_controls_and_the_tree(page, artifacts_dir):
 
 def test_folded_long_diff(page, artifacts_dir):
     owner = make_user("bo")
-    text = "".join(f"Line {n:05d}: unchanged text of a long prompt, kept as it was.\n" for n in range(5000))
+    text = "".join(
+        f"Line {n:05d}: unchanged text of a long prompt, kept as it was.\n" for n in range(5000)
+    )
     assert len(text.encode()) > 300_000
     prompt, v1 = make_prompt(owner, title="Long", system=text)
     edited = text.replace("Line 02000: unchanged", "Line 02000: EDITED").replace(
@@ -189,7 +194,9 @@ def test_share_dialog_errors_and_new_york_expiry(browser, live_server, artifacts
         dialog.get_by_label(re.compile("^Expires")).fill(later.strftime("%Y-%m-%dT%H:%M"))
         dialog.get_by_role("button", name="Create link").click()
         dialog.locator("#new-link-url, #link-error").first.wait_for()
-        assert dialog.locator("#link-error").count() == 0, dialog.locator("#link-error").inner_text()
+        assert dialog.locator("#link-error").count() == 0, dialog.locator(
+            "#link-error"
+        ).inner_text()
         assert dialog.locator("#new-link-url").input_value() != first_url
         link = ShareLink.objects.filter(expires_at__isnull=False).get()
         delta = link.expires_at - later.replace(second=0, microsecond=0)

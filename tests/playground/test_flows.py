@@ -289,3 +289,68 @@ def test_300kb_diff_page_is_small_and_shows_the_edit(client, owner):
         ).status_code
         == 404
     )
+
+
+# --- prompt list: search, rename, archive ------------------------------------------------------
+
+
+def test_prompt_list_search_rename_and_archive(client, owner):
+    alpha, _ = make_prompt(owner, title="Alpha reviewer")
+    beta, _ = make_prompt(owner, title="Beta critic")
+    client.force_login(owner)
+    found = client.get("/playground/?q=alpha").content.decode()
+    assert "Alpha reviewer" in found and "Beta critic" not in found
+    assert "No prompt has “zzz” in its title" in client.get("/playground/?q=zzz").content.decode()
+
+    renamed = client.post(
+        f"/playground/p/{alpha.pk}/update/", {"title": "Gamma reviewer", "next": "/playground/"}
+    )
+    assert renamed.status_code == 302
+    alpha.refresh_from_db()
+    assert alpha.title == "Gamma reviewer"
+    client.post(f"/playground/p/{alpha.pk}/update/", {"title": "  "})
+    alpha.refresh_from_db()
+    assert alpha.title == "Gamma reviewer"  # an empty title is refused, nothing changes
+
+    client.post(f"/playground/p/{beta.pk}/update/", {"archived": "1"})
+    listing = client.get("/playground/").content.decode()
+    assert f'data-prompt="{beta.pk}"' not in listing and f'data-prompt="{alpha.pk}"' in listing
+    assert "Archived “Beta critic”. It is listed under Archived." in listing
+    archived = client.get("/playground/?archived=1").content.decode()
+    assert f'data-prompt="{beta.pk}"' in archived and "Restore Beta critic" in archived
+    # Archived prompts stay reachable by id (links keep working), and come back on restore.
+    assert client.get(f"/playground/p/{beta.pk}/").status_code == 200
+    client.post(f"/playground/p/{beta.pk}/update/", {"archived": "0"})
+    assert f'data-prompt="{beta.pk}"' in client.get("/playground/").content.decode()
+
+    # Only the owner may rename or archive.
+    stranger = make_user("stranger")
+    client.force_login(stranger)
+    assert client.post(f"/playground/p/{beta.pk}/update/", {"archived": "1"}).status_code == 404
+
+
+def test_prompt_api_search_rename_archive(api, owner):
+    prompt, _ = make_prompt(owner, title="Alpha reviewer")
+    make_prompt(owner, title="Beta critic")
+    titles = [p["title"] for p in api.get("/api/v1/prompts/?q=ALPHA").json()["results"]]
+    assert titles == ["Alpha reviewer"]
+    response = api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": "Renamed"}, format="json")
+    assert response.status_code == 200 and response.json()["title"] == "Renamed"
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": ""}, format="json").status_code == 400
+    )
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"archived": "x"}, format="json").status_code
+        == 400
+    )
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"archived": True}, format="json").status_code
+        == 200
+    )
+    titles = [p["title"] for p in api.get("/api/v1/prompts/").json()["results"]]
+    assert titles == ["Beta critic"]
+    other = api_client_for(make_user("other"))
+    assert (
+        other.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": "x"}, format="json").status_code
+        == 404
+    )
