@@ -239,3 +239,30 @@ def test_narrow_header_menu_favicon_and_current_section(browser, live_server, ar
         assert not [url for url in missing if "favicon" in url]
     finally:
         context.close()
+
+
+def test_export_panel_shows_warnings_above_the_code(page, artifacts_dir):
+    owner = make_user("eve")
+    prompt, _ = make_prompt(
+        owner,
+        title="Echo prompt",
+        provider="echo",
+        model="echo-1",
+        messages=[{"role": "user", "content": "Review {{design}} for {{audience}}"}],
+    )
+    login(page, "eve")
+    page.goto(f"/playground/p/{prompt.pk}/")
+    page.locator("#export-panel summary").click()
+    warnings = page.locator("#export-warnings")
+    warnings.wait_for()
+    text = warnings.inner_text()
+    assert "{{audience}} is used but not declared" in text and "'echo-1'" in text
+    # Above the code, and the code still sends the model as saved.
+    code_box = page.locator("#export-code-panel").bounding_box()
+    assert warnings.bounding_box()["y"] < code_box["y"]
+    page.wait_for_function("() => document.getElementById('export-code').textContent.length > 0")
+    assert "echo-1" in page.locator("#export-code").inner_text()
+    page.locator("#export-panel").screenshot(path=artifacts_dir / "export-warnings.png")
+    # A version for the API it is exported to, with its variables declared: no warnings.
+    page.get_by_role("tab", name="OpenAI Chat Completions").click()
+    assert "'echo-1'" in warnings.inner_text()
