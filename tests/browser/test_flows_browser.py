@@ -266,3 +266,27 @@ def test_export_panel_shows_warnings_above_the_code(page, artifacts_dir):
     # A version for the API it is exported to, with its variables declared: no warnings.
     page.get_by_role("tab", name="OpenAI Chat Completions").click()
     assert "'echo-1'" in warnings.inner_text()
+
+
+def test_prompt_list_search_rename_archive(page, artifacts_dir):
+    owner = make_user("fay")
+    make_prompt(owner, title="Alpha reviewer")
+    beta, _ = make_prompt(owner, title="Beta critic")
+    login(page, "fay")
+    page.goto("/playground/")
+    page.get_by_label("Search by title").fill("beta")
+    page.get_by_role("button", name="Search").click()
+    assert page.locator(".prompt-row").count() == 1
+    row = page.locator(f".prompt-row[data-prompt='{beta.pk}']")
+    row.locator("summary", has_text="Rename").click()
+    row.get_by_label("New title for Beta critic").fill("Beta critic, v2")
+    row.get_by_role("button", name="Save").click()
+    page.wait_for_selector("text=Renamed to “Beta critic, v2”.")
+    page.screenshot(path=artifacts_dir / "list-renamed.png", full_page=True)
+    page.get_by_role("button", name="Archive Beta critic, v2").click()
+    page.wait_for_selector("text=Archived “Beta critic, v2”.")
+    page.goto("/playground/")
+    assert page.locator(".prompt-row").count() == 1
+    page.get_by_role("link", name="Archived").click()
+    assert page.locator(f".prompt-row[data-prompt='{beta.pk}']").count() == 1
+    page.screenshot(path=artifacts_dir / "list-archived.png", full_page=True)
