@@ -297,6 +297,10 @@ def label_move(
             raise LabelConflict(f"Label {name!r} was created concurrently; reload.") from None
         LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
         return label
+    if expected_given and expected is None:
+        raise LabelConflict(
+            f"Label {name!r} already exists: it points at v{label.version.number}."
+        )
     if expected_given:
         expected_id = expected.pk if expected is not None else None
     else:

@@ -185,6 +185,8 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     assert made.status_code == 204 and made["HX-Redirect"].endswith(f"?v={v1.pk}")
     page = client.get(made["HX-Redirect"]).content.decode()
     assert "Created “staging” at v1." in page
+    again = client.post(url, {"name": "staging", "version": v2.pk, "expected": ""}, **htmx)
+    assert again.status_code == 409 and "already exists: it points at v1" in again.content.decode()
     bad = client.post(url, {"name": "no spaces", "version": v1.pk, "expected": ""}, **htmx)
     assert bad.status_code == 400 and "Label name" in bad.content.decode()
     # The page saw main at v1, but it is at v2: a conflict offering to retry from v2.
