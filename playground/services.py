@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from accounts.tokens import token_generate, token_hash
+from common.auth import Viewer
 from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
@@ -28,7 +29,7 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import version_content
+from .selectors import PromptAccess, version_content
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _insert_version(
     *,
     prompt: Prompt,
     parent: PromptVersion | None,
-    author: AbstractBaseUser,
+    author: User,
     content: dict[str, Any],
     digest: str,
     message: str,
@@ -107,7 +108,7 @@ def _insert_version(
 
 
 def _label_cas(
-    *, actor: AbstractBaseUser, label: Label, expected_id: int | None, version: PromptVersion
+    *, actor: User, label: Label, expected_id: int | None, version: PromptVersion
 ) -> bool:
     """Move `label` to `version` iff it still points at `expected_id`; log the move."""
     # A queryset update skips auto_now, so the move time is set here.
@@ -124,7 +125,7 @@ def _label_cas(
 @transaction.atomic
 def prompt_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     title: str,
     content: Any,
     question: Question | None = None,
@@ -153,7 +154,7 @@ def prompt_create(
 @transaction.atomic
 def prompt_update(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     title: str | None = None,
     archived: bool | None = None,
@@ -181,7 +182,7 @@ def prompt_update(
 @transaction.atomic
 def prompt_version_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     parent: PromptVersion,
     content: Any,
@@ -239,7 +240,7 @@ def prompt_version_create(
 
 def prompt_version_revert(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     target: PromptVersion,
     parent: PromptVersion,
@@ -259,7 +260,7 @@ def prompt_version_revert(
 @transaction.atomic
 def label_move(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     name: str,
     version: PromptVersion,
@@ -298,9 +299,7 @@ def label_move(
         LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
         return label
     if expected_given and expected is None:
-        raise LabelConflict(
-            f"Label {name!r} already exists: it points at v{label.version.number}."
-        )
+        raise LabelConflict(f"Label {name!r} already exists: it points at v{label.version.number}.")
     if expected_given:
         expected_id = expected.pk if expected is not None else None
     else:
@@ -325,9 +324,7 @@ def label_move(
 
 
 @transaction.atomic
-def label_protect_set(
-    *, actor: AbstractBaseUser, prompt: Prompt, name: str, protected: bool
-) -> Label:
+def label_protect_set(*, actor: User, prompt: Prompt, name: str, protected: bool) -> Label:
     """Protect (only the owner may move it) or unprotect a label. Owner only; idempotent."""
     if actor.pk != prompt.owner_id:
         raise Forbidden("Only the owner can protect or unprotect a label.")
@@ -349,7 +346,7 @@ def label_protect_set(
 SHARE_TOKEN_PREFIX = "rl_"  # noqa: S105 (a public prefix so secret scanners can spot leaked links)
 
 
-def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
+def _owner_only(actor: User, prompt: Prompt) -> None:
     if prompt.owner_id != actor.pk:
         raise Forbidden("Only the owner can manage sharing.")
 
@@ -357,7 +354,7 @@ def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
 @transaction.atomic
 def share_link_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     access: str,
     version: PromptVersion | None = None,
@@ -396,7 +393,7 @@ def share_link_create(
 
 
 @transaction.atomic
-def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
+def share_link_revoke(*, actor: User, link: ShareLink) -> ShareLink:
     """Revoke a link; effective on the next request. Revoking twice is a no-op."""
     _owner_only(actor, link.prompt)
     ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
@@ -406,7 +403,7 @@ def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
 
 
 @transaction.atomic
-def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: str) -> AccessGrant:
+def grant_set(*, actor: User, prompt: Prompt, username: str, role: str) -> AccessGrant:
     """Give `username` the role on `prompt` (replacing an active grant with another role)."""
     _owner_only(actor, prompt)
     if role not in (Role.VIEWER, Role.EDITOR):
@@ -431,7 +428,7 @@ def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: s
 
 
 @transaction.atomic
-def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> int:
+def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     """Revoke the user's active grant; effective on the next request. Returns rows changed."""
     _owner_only(actor, prompt)
     changed = AccessGrant.objects.filter(
@@ -441,12 +438,15 @@ def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> i
     return changed
 
 
-def access_log_grant_use(*, prompt: Prompt, user: AbstractBaseUser, path: str) -> None:
+def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
     """Record a grantee's visit; owners' own visits are not logged."""
-    grant = getattr(prompt, "grant", None)
-    if grant is not None:
+    if access.grant is not None:
         access_log_record(
-            prompt=prompt, via=AccessLogEntry.Via.GRANT, user=user, path=path, grant=grant
+            prompt=access.prompt,
+            via=AccessLogEntry.Via.GRANT,
+            user=user,
+            path=path,
+            grant=access.grant,
         )
 
 
@@ -454,7 +454,7 @@ def access_log_record(
     *,
     prompt: Prompt,
     via: str,
-    user: AbstractBaseUser | None,
+    user: Viewer | None,
     path: str,
     link: ShareLink | None = None,
     grant: AccessGrant | None = None,
@@ -471,9 +471,7 @@ def access_log_record(
 
 
 @transaction.atomic
-def prompt_copy_from_link(
-    *, actor: AbstractBaseUser, link: ShareLink, version: PromptVersion
-) -> Prompt:
+def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersion) -> Prompt:
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,

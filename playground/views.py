@@ -8,36 +8,38 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.validators import slug_re
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from common.exceptions import Forbidden, RateLimited
+from common.auth import request_actor
+from common.exceptions import Forbidden
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
 from .diffing import FOLD_STEP, content_diff, diff_expand
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
-from .export import export_render
+from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
+from .pages import prompt_page_build
 from .selectors import (
+    PromptAccess,
     access_log,
     grant_list,
     label_list,
     label_moves,
+    prompt_access_get_for_user,
     prompt_get_for_user,
     prompt_list_for_user,
     prompt_list_shared_with_user,
     share_link_list,
     version_content,
     version_in_prompt,
-    version_tree,
 )
 from .services import (
     SaveResult,
@@ -55,9 +57,16 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
-from .tree import tree_layout
 
-STARTER_CONTENT = {
+EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
+EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
+    ("curl", "curl"),
+    ("python", "Python"),
+    ("typescript", "TypeScript"),
+    ("json", "JSON"),
+)
+
+STARTER_CONTENT: dict[str, Any] = {
     "provider": "echo",
     "model": DEFAULT_MODELS["echo"],
     "system": "You are a senior engineer who reviews system designs. Be concrete.",
@@ -69,22 +78,17 @@ STARTER_CONTENT = {
 }
 
 
+# NotFound (404) and Forbidden (403) from selectors and services are answered by
+# common.middleware.DomainErrorMiddleware; views catch only the errors they show in a form.
+
+
 def _prompt_or_404(request: HttpRequest, prompt_id: int, min_role: str = Role.VIEWER) -> Prompt:
-    """The prompt if the user may see it (else 404); PermissionDenied (403) if they may see it
-    but lack `min_role`."""
-    try:
-        return prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=min_role)
-    except NotFound:
-        raise Http404 from None
-    except Forbidden as error:
-        raise PermissionDenied(error.message) from None
+    """The prompt if the user has at least `min_role` on it."""
+    return prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=min_role)
 
 
 def _version_or_404(prompt: Prompt, version_id: Any) -> PromptVersion:
-    try:
-        return version_in_prompt(prompt=prompt, version_id=version_id)
-    except NotFound:
-        raise Http404 from None
+    return version_in_prompt(prompt=prompt, version_id=version_id)
 
 
 def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +120,7 @@ def prompt_update_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     archived = request.POST.get("archived")
     try:
         prompt_update(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             title=request.POST["title"] if "title" in request.POST else None,
             archived=None if archived is None else archived == "1",
@@ -156,7 +160,7 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
         except NotFound:
             raise ContentInvalid("question: unknown question.", field="question") from None
         prompt, _ = prompt_create(
-            actor=request.user,
+            actor=request_actor(request),
             title=title,
             content=content_from_form(request.POST),
             question=question,
@@ -175,43 +179,36 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
 
 def _prompt_page(
     request: HttpRequest,
-    prompt: Prompt,
+    access: PromptAccess,
     selected: PromptVersion | None,
     *,
     editor_values: dict[str, Any] | None = None,
     error: PlaygroundError | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    versions = list(version_tree(prompt=prompt))
-    labels = list(label_list(prompt=prompt))
-    by_version: dict[int, list[str]] = {}
-    for label in labels:
-        by_version.setdefault(label.version_id, []).append(label.name)
-    main = next((label for label in labels if label.name == "main"), None)
-    if selected is None:
-        selected = next((v for v in versions if main and v.pk == main.version_id), versions[-1])
-    content = version_content(version=selected)
-    layout = tree_layout(versions, by_version)
+    page = prompt_page_build(access=access, selected=selected)
+    selected = page.selected
     return render(
         request,
         "playground/prompt_detail.html",
         {
             "section": "playground",
-            "prompt": prompt,
-            "layout": layout,
-            "labels": labels,
-            "label_moves": label_moves(prompt=prompt, limit=30),
-            "main": main,
+            "prompt": access.prompt,
+            "access": access,
+            "layout": page.layout,
+            "labels": page.labels,
+            "label_moves": label_moves(prompt=access.prompt, limit=30),
+            "main": page.main,
             "selected": selected,
-            "selected_labels": by_version.get(selected.pk, []),
-            "content": content,
+            "selected_labels": page.selected_labels,
+            "content": page.content,
             "error": error,
-            "versions_count": len(versions),
+            "versions_count": page.versions_count,
             "diff_default_a": selected.parent_id or selected.pk,
-            "can_edit": prompt.role in (Role.OWNER, Role.EDITOR),
-            "is_owner": prompt.role == Role.OWNER,
-            **(_share_context(prompt, selected.pk) if prompt.role == Role.OWNER else {}),
-            **_editor_context(editor_values or content_as_form_values(content)),
+            "can_edit": access.can_edit,
+            "is_owner": access.is_owner,
+            **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
+            **_editor_context(editor_values or content_as_form_values(page.content)),
         },
         status=status,
     )
@@ -219,20 +216,24 @@ def _prompt_page(
 
 @login_required
 def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id)
-    selected = _version_or_404(prompt, request.GET["v"]) if request.GET.get("v") else None
-    access_log_grant_use(prompt=prompt, user=request.user, path="page")
-    return _prompt_page(request, prompt, selected)
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
+    version_id = request.GET.get("v")
+    selected = _version_or_404(access.prompt, version_id) if version_id else None
+    access_log_grant_use(access=access, user=request_actor(request), path="page")
+    return _prompt_page(request, access, selected)
 
 
 @login_required
 @require_POST
 def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id, Role.EDITOR)
+    access = prompt_access_get_for_user(
+        user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR
+    )
+    prompt = access.prompt
     parent = _version_or_404(prompt, request.POST.get("parent"))
     try:
         result = prompt_version_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             parent=parent,
             content=content_from_form(request.POST),
@@ -241,7 +242,7 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     except PlaygroundError as error:
         return _prompt_page(
             request,
-            prompt,
+            access,
             parent,
             editor_values=form_values_from_post(request.POST),
             error=error,
@@ -280,7 +281,7 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     parent = _version_or_404(prompt, request.POST.get("parent"))
     try:
         result = prompt_version_revert(
-            actor=request.user, prompt=prompt, target=target, parent=parent
+            actor=request_actor(request), prompt=prompt, target=target, parent=parent
         )
     except ContentInvalid as error:
         messages.error(request, error.message)
@@ -350,7 +351,7 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
     diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
     text = next((t for t in diff["texts"] if t.field == field), None)
     if text is None:
-        raise Http404
+        raise NotFound
     return render(
         request,
         "playground/_diff_blocks.html",
@@ -369,20 +370,20 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
 # --- labels: move (compare-and-set), create, protect, history (htmx fragments) ----------------
 
 
-def _labels_context(prompt: Prompt, selected: PromptVersion) -> dict[str, Any]:
+def _labels_context(access: PromptAccess, selected: PromptVersion) -> dict[str, Any]:
     return {
-        "prompt": prompt,
+        "prompt": access.prompt,
         "selected": selected,
-        "labels": list(label_list(prompt=prompt)),
-        "label_moves": label_moves(prompt=prompt, limit=30),
-        "can_edit": prompt.role in (Role.OWNER, Role.EDITOR),
-        "is_owner": prompt.role == Role.OWNER,
+        "labels": list(label_list(prompt=access.prompt)),
+        "label_moves": label_moves(prompt=access.prompt, limit=30),
+        "can_edit": access.can_edit,
+        "is_owner": access.is_owner,
     }
 
 
 def _labels_answer(
     request: HttpRequest,
-    prompt: Prompt,
+    access: PromptAccess,
     selected: PromptVersion,
     *,
     done: str = "",
@@ -393,7 +394,7 @@ def _labels_answer(
 ) -> HttpResponse:
     """A success reloads the page (the tree and badges show labels too) with a message; an
     error or a conflict swaps just the labels panel under htmx, keeping the retry at hand."""
-    page_url = f"{reverse('playground:prompt', args=[prompt.pk])}?v={selected.pk}"
+    page_url = f"{reverse('playground:prompt', args=[access.prompt.pk])}?v={selected.pk}"
     if not request.htmx or not error:
         if error:
             messages.error(request, error)
@@ -408,7 +409,7 @@ def _labels_answer(
         request,
         "playground/_labels_panel.html",
         {
-            **_labels_context(prompt, selected),
+            **_labels_context(access, selected),
             "label_done": done,
             "label_error": error,
             "label_retry": retry,
@@ -424,13 +425,16 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     """Create a label on a version, or move one there by compare-and-set (`expected` is where
     the page saw it; empty = the label must be new). A lost race answers 409 with who moved it
     and a button to retry against where it points now."""
-    prompt = _prompt_or_404(request, prompt_id, Role.EDITOR)
+    access = prompt_access_get_for_user(
+        user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR
+    )
+    prompt = access.prompt
     version = _version_or_404(prompt, request.POST.get("version"))
     name = request.POST.get("name", "").strip()
     if not name or len(name) > 40 or not slug_re.fullmatch(name):
         return _labels_answer(
             request,
-            prompt,
+            access,
             version,
             error="Label name: 1-40 letters, digits, - or _.",
             field_error=True,
@@ -440,7 +444,7 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     expected = _version_or_404(prompt, expected_raw) if expected_raw else None
     try:
         label = label_move(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             name=name,
             version=version,
@@ -450,30 +454,29 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     except LabelConflict as error:
         current = label_list(prompt=prompt).filter(name=name).first()
         return _labels_answer(
-            request, prompt, version, error=error.message, retry=current, status=409
+            request, access, version, error=error.message, retry=current, status=409
         )
     except Forbidden as error:
-        return _labels_answer(request, prompt, version, error=error.message, status=403)
+        return _labels_answer(request, access, version, error=error.message, status=403)
     except PlaygroundError as error:
-        return _labels_answer(request, prompt, version, error=error.message, status=400)
+        return _labels_answer(request, access, version, error=error.message, status=400)
     verb = "Created" if expected is None else "Moved"
     return _labels_answer(
-        request, prompt, version, done=f"{verb} “{label.name}” at v{version.number}."
+        request, access, version, done=f"{verb} “{label.name}” at v{version.number}."
     )
 
 
 @login_required
 @require_POST
 def label_protect_view(request: HttpRequest, prompt_id: int, name: str) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
-    version = _version_or_404(prompt, request.POST.get("version"))
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+    version = _version_or_404(access.prompt, request.POST.get("version"))
     protected = request.POST.get("protected") == "1"
-    try:
-        label = label_protect_set(actor=request.user, prompt=prompt, name=name, protected=protected)
-    except NotFound:
-        raise Http404 from None
+    label = label_protect_set(
+        actor=request_actor(request), prompt=access.prompt, name=name, protected=protected
+    )
     state = "protected: only you can move it" if label.protected else "unprotected"
-    return _labels_answer(request, prompt, version, done=f"“{label.name}” is {state}.")
+    return _labels_answer(request, access, version, done=f"“{label.name}” is {state}.")
 
 
 # --- sharing: the owner's share dialog (htmx fragments) -----------------------------------------
@@ -558,14 +561,14 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             request.POST.get("expires_at", "").strip(), request.POST.get("tz", "").strip()
         )
         _, token = share_link_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             access=request.POST.get("access", ""),
             version=version,
             label_name=label_name,
             expires_at=expires_at,
         )
-    except (PlaygroundError, Http404) as error:
+    except (PlaygroundError, NotFound) as error:
         message = getattr(error, "message", "version: no such version.")
         field = getattr(error, "field", "") or "version"
         if field in ("version", "label"):
@@ -583,8 +586,8 @@ def share_link_revoke_view(request: HttpRequest, prompt_id: int, link_id: int) -
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     link = share_link_list(prompt=prompt).filter(pk=link_id).first()
     if link is None:
-        raise Http404
-    share_link_revoke(actor=request.user, link=link)
+        raise NotFound
+    share_link_revoke(actor=request_actor(request), link=link)
     return _share_panel(request, prompt)
 
 
@@ -594,7 +597,7 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     try:
         grant_set(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             username=request.POST.get("username", "").strip(),
             role=request.POST.get("role", ""),
@@ -615,7 +618,7 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
 @require_POST
 def grant_revoke_view(request: HttpRequest, prompt_id: int, username: str) -> HttpResponse:
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
-    grant_revoke(actor=request.user, prompt=prompt, username=username)
+    grant_revoke(actor=request_actor(request), prompt=prompt, username=username)
     return _share_panel(request, prompt)
 
 
@@ -627,12 +630,6 @@ def _shared_or_response(
 ) -> tuple[ShareLink, PromptVersion] | HttpResponse:
     try:
         return shared_open(request=request, token=token, path="page")
-    except NotFound:
-        return render(request, "404.html", status=404)
-    except RateLimited as error:
-        response = render(request, "429.html", {"retry_after": error.retry_after}, status=429)
-        response["Retry-After"] = str(error.retry_after)
-        return response
     except LoginRequired:
         return redirect_to_login(request.get_full_path())
 
@@ -644,7 +641,7 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
     link, version = opened
     content = version_content(version=version)
     diff = None
-    if version.parent_id is not None:
+    if version.parent is not None:
         diff = content_diff(version_content(version=version.parent), content)
     return render(
         request,
@@ -661,13 +658,8 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
                     "title": f"{api_title} — {fmt_title}",
                     "text": export_render(content=content, api=api, format=fmt),
                 }
-                for api, api_title in (("anthropic", "Anthropic"), ("openai", "OpenAI"))
-                for fmt, fmt_title in (
-                    ("curl", "curl"),
-                    ("python", "Python"),
-                    ("typescript", "TypeScript"),
-                    ("json", "JSON"),
-                )
+                for api, api_title in EXPORT_APIS
+                for fmt, fmt_title in EXPORT_FORMATS
             ],
             "token": token,
             "a_label": "parent",
@@ -685,6 +677,6 @@ def shared_copy_view(request: HttpRequest, token: str) -> HttpResponse:
     if isinstance(opened, HttpResponse):
         return opened
     link, version = opened
-    prompt = prompt_copy_from_link(actor=request.user, link=link, version=version)
+    prompt = prompt_copy_from_link(actor=request_actor(request), link=link, version=version)
     messages.success(request, "Copied into your prompts.")
     return redirect("playground:prompt", prompt_id=prompt.pk)
