@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.validators import slug_re
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -431,15 +430,6 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = access.prompt
     version = _version_or_404(prompt, request.POST.get("version"))
     name = request.POST.get("name", "").strip()
-    if not name or len(name) > 40 or not slug_re.fullmatch(name):
-        return _labels_answer(
-            request,
-            access,
-            version,
-            error="Label name: 1-40 letters, digits, - or _.",
-            field_error=True,
-            status=400,
-        )
     expected_raw = request.POST.get("expected", "")
     expected = _version_or_404(prompt, expected_raw) if expected_raw else None
     try:
@@ -459,7 +449,10 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     except Forbidden as error:
         return _labels_answer(request, access, version, error=error.message, status=403)
     except PlaygroundError as error:
-        return _labels_answer(request, access, version, error=error.message, status=400)
+        field_error = error.field == "name"
+        return _labels_answer(
+            request, access, version, error=error.message, field_error=field_error, status=400
+        )
     verb = "Created" if expected is None else "Moved"
     return _labels_answer(
         request, access, version, done=f"{verb} “{label.name}” at v{version.number}."
