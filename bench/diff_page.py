@@ -55,7 +55,7 @@ def main() -> None:
     for k in range(args.edits):
         line = 2000 + k * (args.lines - 2000) // max(args.edits, 1)
         after = after.replace(f"Line {line:05d}: unchanged", f"Line {line:05d}: EDITED", 1)
-    base = {
+    base: dict[str, Any] = {
         "provider": "echo",
         "model": "echo-1",
         "system": before,

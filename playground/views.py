@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
 
 from common.auth import request_actor
 from common.exceptions import Forbidden
@@ -380,8 +381,14 @@ def _labels_context(access: PromptAccess, selected: PromptVersion) -> dict[str, 
     }
 
 
+class HtmxHttpRequest(HttpRequest):
+    """A request through django-htmx's middleware (typing only: it sets `request.htmx`)."""
+
+    htmx: HtmxDetails
+
+
 def _labels_answer(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: PromptAccess,
     selected: PromptVersion,
     *,
@@ -420,7 +427,7 @@ def _labels_answer(
 
 @login_required
 @require_POST
-def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
     """Create a label on a version, or move one there by compare-and-set (`expected` is where
     the page saw it; empty = the label must be new). A lost race answers 409 with who moved it
     and a button to retry against where it points now."""
@@ -461,7 +468,7 @@ def label_move_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def label_protect_view(request: HttpRequest, prompt_id: int, name: str) -> HttpResponse:
+def label_protect_view(request: HtmxHttpRequest, prompt_id: int, name: str) -> HttpResponse:
     access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
     version = _version_or_404(access.prompt, request.POST.get("version"))
     protected = request.POST.get("protected") == "1"
