@@ -2,7 +2,8 @@
 
 Builds a Markdown design document of ~50 KB with 200 annotations spread over it, applies a
 realistic revision (new paragraphs, light rewordings, heavy rewrites, a moved paragraph, a deleted
-paragraph and sentences, renamed headings), then times `anchors_locate` over several runs and
+paragraph and sentences, renamed headings; and revisions that move a whole section, alone or with
+those edits elsewhere), then times `anchors_locate` over several runs and
 `anchor_locate` per annotation on a shared diff. Every landing is checked against the ground
 truth the generator keeps (which sentence each annotation is on), so the output also counts
 mis-anchors.
@@ -281,7 +282,17 @@ def phrase(rng: random.Random, text: str) -> tuple[int, int]:
     return starts[a], ends[b]
 
 
-def build_case(seed: int = 7, target: int = 50_000, annotations: int = 200) -> Case:
+def build_case(
+    seed: int = 7,
+    target: int = 50_000,
+    annotations: int = 200,
+    *,
+    edits: bool = True,
+    section_move: bool = False,
+) -> Case:
+    """A document and its revision. `edits`: the realistic edits described at the top;
+    `section_move`: also move one whole `##` section (heading and body, unchanged) above an
+    earlier one, as an author reordering a document does."""
     rng = random.Random(seed)
     writer = Writer(rng)
     blocks = document(writer, target)
@@ -298,55 +309,69 @@ def build_case(seed: int = 7, target: int = 50_000, annotations: int = 200) -> C
         selectors.append(selector_from_position(text=old, start=start, end=start + note.length))
 
     fate = dict.fromkeys(sentences, "kept")
-    paras = [i for i, b in enumerate(blocks) if b.kind == "para"]
-    # light rewordings: swap one word (half of them in annotated sentences)
-    annotated = list(dict.fromkeys(picked))
-    for sid in rng.sample(annotated, 12) + rng.sample(sorted(sentences), 12):
-        s = sentences[sid]
-        words = [w for w in WORD_SWAPS if f" {w} " in s.text]
-        if words and fate[sid] == "kept":
-            w = rng.choice(words)
-            s.text = s.text.replace(f" {w} ", f" {WORD_SWAPS[w]} ", 1)
-            fate[sid] = "reworded"
-    # heavy rewrites
-    rewritten = set()
-    for sid in rng.sample(annotated, 3):
-        if fate[sid] == "kept":
-            sentences[sid].text = writer.sentence().text
-            fate[sid] = "rewritten"
-            rewritten.add(sid)
-    # a moved paragraph and a deleted one (both carrying annotations)
-    with_notes = [i for i in paras if any(s.sid in set(picked) for s in blocks[i].sentences)]
-    moved_at, deleted_at = rng.sample(with_notes, 2)
-    moved, deleted = blocks[moved_at], blocks[deleted_at]
-    touched = [moved, deleted]
-    touched += [b for b in blocks if any(s.sid in rewritten for s in b.sentences)]
-    for s in deleted.sentences:
-        fate[s.sid] = "deleted"
-    for sid in rng.sample(annotated, 3):  # and a few single sentences
+    if edits:
+        paras = [i for i, b in enumerate(blocks) if b.kind == "para"]
+        # light rewordings: swap one word (half of them in annotated sentences)
+        annotated = list(dict.fromkeys(picked))
+        for sid in rng.sample(annotated, 12) + rng.sample(sorted(sentences), 12):
+            s = sentences[sid]
+            words = [w for w in WORD_SWAPS if f" {w} " in s.text]
+            if words and fate[sid] == "kept":
+                w = rng.choice(words)
+                s.text = s.text.replace(f" {w} ", f" {WORD_SWAPS[w]} ", 1)
+                fate[sid] = "reworded"
+        # heavy rewrites
+        rewritten = set()
+        for sid in rng.sample(annotated, 3):
+            if fate[sid] == "kept":
+                sentences[sid].text = writer.sentence().text
+                fate[sid] = "rewritten"
+                rewritten.add(sid)
+        # a moved paragraph and a deleted one (both carrying annotations)
+        with_notes = [i for i in paras if any(s.sid in set(picked) for s in blocks[i].sentences)]
+        moved_at, deleted_at = rng.sample(with_notes, 2)
+        moved, deleted = blocks[moved_at], blocks[deleted_at]
+        touched = [moved, deleted]
+        touched += [b for b in blocks if any(s.sid in rewritten for s in b.sentences)]
+        for s in deleted.sentences:
+            fate[s.sid] = "deleted"
+        for sid in rng.sample(annotated, 3):  # and a few single sentences
+            for b in blocks:
+                if b.kind in ("para", "list") and len(b.sentences) > 1:
+                    for s in list(b.sentences):
+                        if s.sid == sid and fate[sid] == "kept":
+                            b.sentences.remove(s)
+                            fate[sid] = "deleted"
+                            touched.append(b)
+        # New paragraphs go elsewhere: one written exactly where a passage was deleted would be
+        # a rewrite of it, and the truth "deleted" would be unfair.
+        inserted = 0
+        while inserted < 12:
+            at = rng.randrange(1, len(blocks))
+            if any(blocks[i] in touched for i in (at - 1, at) if i < len(blocks)):
+                continue
+            blocks.insert(at, writer.paragraph())
+            inserted += 1
+        blocks = [b for b in blocks if b is not moved and b is not deleted]
+        blocks.insert(rng.randrange(len(blocks)), moved)
         for b in blocks:
-            if b.kind in ("para", "list") and len(b.sentences) > 1:
-                for s in list(b.sentences):
-                    if s.sid == sid and fate[sid] == "kept":
-                        b.sentences.remove(s)
-                        fate[sid] = "deleted"
-                        touched.append(b)
-    # New paragraphs go elsewhere: one written exactly where a passage was deleted would be
-    # a rewrite of it, and the truth "deleted" would be unfair.
-    inserted = 0
-    while inserted < 12:
-        at = rng.randrange(1, len(blocks))
-        if any(blocks[i] in touched for i in (at - 1, at) if i < len(blocks)):
-            continue
-        blocks.insert(at, writer.paragraph())
-        inserted += 1
-    blocks = [b for b in blocks if b is not moved and b is not deleted]
-    blocks.insert(rng.randrange(len(blocks)), moved)
-    for b in blocks:
-        if b.text in ("## Capacity and cost", "### KV cache"):
-            b.text = b.text.replace(" and ", " & ").replace("KV cache", "KV-cache management")
+            if b.text in ("## Capacity and cost", "### KV cache"):
+                b.text = b.text.replace(" and ", " & ").replace("KV cache", "KV-cache management")
+    if section_move:
+        blocks = move_section(blocks, rng)
     new, new_spans = render(blocks)
     return Case(old, new, selectors, notes, new_spans, fate)
+
+
+def move_section(blocks: list[Block], rng: random.Random) -> list[Block]:
+    """Move one `##` section (with its sub-sections) above an earlier `##` heading."""
+    tops = [i for i, b in enumerate(blocks) if b.kind == "heading" and b.text.startswith("## ")]
+    pick = rng.randrange(2, len(tops))
+    lo = tops[pick]
+    hi = tops[pick + 1] if pick + 1 < len(tops) else len(blocks)
+    section, rest = blocks[lo:hi], blocks[:lo] + blocks[hi:]
+    at = tops[rng.randrange(1, pick)]
+    return rest[:at] + section + rest[at:]
 
 
 def verdict(case: Case, note: Annotation, anchor: Anchor) -> str:
@@ -367,11 +392,25 @@ def verdict(case: Case, note: Annotation, anchor: Anchor) -> str:
     return "correct" if lo <= anchor.start < anchor.end <= hi else "MIS-ANCHOR"
 
 
+VARIANTS = {
+    "realistic edits": {},
+    "a section moved, nothing else": {"edits": False, "section_move": True},
+    "a section moved, with the edits elsewhere": {"section_move": True},
+}
+
+
 def check(seeds: int) -> None:
-    """Accuracy over many generated documents: the verdicts summed over seeds 1..N."""
+    """Accuracy over many generated documents: the verdicts summed over seeds 1..N, for each
+    kind of revision."""
+    for name, options in VARIANTS.items():
+        print(f"{name}:")
+        check_variant(seeds, **options)
+
+
+def check_variant(seeds: int, **options: bool) -> None:
     totals: Counter[str] = Counter()
     for seed in range(1, seeds + 1):
-        case = build_case(seed=seed)
+        case = build_case(seed=seed, **options)
         anchors = anchors_locate(selectors=case.selectors, old_text=case.old, new_text=case.new)
         found = Counter(verdict(case, n, a) for n, a in zip(case.annotations, anchors, strict=True))
         if found["MIS-ANCHOR"]:
@@ -451,6 +490,13 @@ def main() -> None:
     print("  status counts: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))
     verdicts = Counter(verdict(case, n, a) for n, a in zip(case.annotations, anchors, strict=True))
     print("  against ground truth: " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()))
+    for name, options in list(VARIANTS.items())[1:]:
+        moved = build_case(seed=args.seed, **options)
+        found = anchors_locate(selectors=moved.selectors, old_text=moved.old, new_text=moved.new)
+        verdicts = Counter(
+            verdict(moved, n, a) for n, a in zip(moved.annotations, found, strict=True)
+        )
+        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
@@ -21,6 +23,8 @@ urlpatterns = [
     path("s/<str:token>", playground_views.shared_view, name="shared-page"),
     path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page says; point them at the static icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

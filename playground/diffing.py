@@ -4,6 +4,10 @@ Texts: a line-level diff (diff-match-patch in line mode); a deleted line followe
 one is shown as a changed pair with a word-level diff inside. Structured fields (provider, model,
 params, tools, response format, variables): a field-by-field change list.
 Long text diffs are cut at `limit` rows; `more` says how many rows were left out.
+
+Pages fold long runs of unchanged lines (`diff_fold`) to a few lines of context around each
+change, like a code review tool; a fold is expanded on demand by row range, so a page's size
+grows with what changed, not with the text around it.
 """
 
 import dataclasses
@@ -31,6 +35,11 @@ class TextDiff:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.removed)
+
+    @property
+    def blocks(self) -> list["DiffBlock"]:
+        """The rows for a page: unchanged runs folded around the changes."""
+        return diff_blocks(self.rows)
 
 
 def _dmp() -> diff_match_patch:
@@ -68,37 +77,57 @@ def words_diff(before: str, after: str) -> list[tuple[int, str]]:
     return _tokens_diff(before, after, WORD)
 
 
-def text_diff(name: str, before: str, after: str, *, limit: int = DEFAULT_ROW_LIMIT) -> TextDiff:
+def text_diff(
+    name: str, before: str, after: str, *, limit: int | None = DEFAULT_ROW_LIMIT
+) -> TextDiff:
     """Rows: {"op": "equal"|"insert"|"delete"|"change", "old": line, "new": line, "words": [...]}"""
     result = TextDiff(field=name)
     rows: list[dict[str, Any]] = []
     pending_delete: list[str] = []
 
+    old_no = new_no = 0  # 1-based line numbers of the last line seen on each side
+
     def flush_deletes() -> None:
+        nonlocal old_no
         for line in pending_delete:
-            rows.append({"op": "delete", "old": line})
+            old_no += 1
+            rows.append({"op": "delete", "old": line, "old_no": old_no})
         pending_delete.clear()
 
     for op, chunk in _tokens_diff(before, after, LINE):
         lines = LINE.findall(chunk)
         if op == 0:
             flush_deletes()
-            rows.extend({"op": "equal", "old": line, "new": line} for line in lines)
+            for line in lines:
+                old_no += 1
+                new_no += 1
+                rows.append(
+                    {"op": "equal", "old": line, "new": line, "old_no": old_no, "new_no": new_no}
+                )
         elif op == -1:
             result.removed += len(lines)
             pending_delete.extend(lines)
         else:
             result.added += len(lines)
             for line in lines:
+                new_no += 1
                 if pending_delete:
                     old = pending_delete.pop(0)
+                    old_no += 1
                     rows.append(
-                        {"op": "change", "old": old, "new": line, "words": words_diff(old, line)}
+                        {
+                            "op": "change",
+                            "old": old,
+                            "new": line,
+                            "words": words_diff(old, line),
+                            "old_no": old_no,
+                            "new_no": new_no,
+                        }
                     )
                 else:
-                    rows.append({"op": "insert", "new": line})
+                    rows.append({"op": "insert", "new": line, "new_no": new_no})
     flush_deletes()
-    if len(rows) > limit:
+    if limit is not None and len(rows) > limit:
         result.more = len(rows) - limit
         rows = rows[:limit]
     result.rows = rows
@@ -167,7 +196,7 @@ def messages_align(
 
 
 def content_diff(
-    before: dict[str, Any], after: dict[str, Any], *, limit: int = DEFAULT_ROW_LIMIT
+    before: dict[str, Any], after: dict[str, Any], *, limit: int | None = DEFAULT_ROW_LIMIT
 ) -> dict[str, Any]:
     """The whole diff of two contents: text diffs per text field plus a change list."""
     texts = [text_diff("system", before["system"], after["system"], limit=limit)]
@@ -205,3 +234,156 @@ def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
         "more": diff.more,
         "rows": diff.rows,
     }
+
+
+# --- folding unchanged runs for pages ---------------------------------------------------------
+
+FOLD_CONTEXT = 3  # unchanged lines kept on each side of a change
+FOLD_STEP = 20  # lines an "expand up/down" control reveals
+
+
+@dataclass(frozen=True)
+class DiffBlock:
+    """Rows shown as they are, or a fold of unchanged rows `start`..`end` (row indexes, end
+    exclusive) that the page expands on demand. `change_starts` marks the rows where a run of
+    changes begins (the targets of next/previous change)."""
+
+    rows: tuple[dict[str, Any], ...] = ()
+    start: int = 0
+    end: int = 0
+    fold: bool = False
+    change_starts: frozenset[int] = frozenset()
+    mixed: bool = False  # a fold that holds changes too: the rest of a diff past the budget
+
+    @property
+    def count(self) -> int:
+        return self.end - self.start
+
+    @property
+    def first_old(self) -> int:
+        return self.rows[0]["old_no"] if self.rows else 0
+
+    @property
+    def numbered(self) -> list[tuple[int, dict[str, Any], bool]]:
+        """(row index, row, starts a change) for the template."""
+        return [
+            (self.start + i, row, self.start + i in self.change_starts)
+            for i, row in enumerate(self.rows)
+        ]
+
+
+def diff_fold(
+    rows: list[dict[str, Any]],
+    *,
+    start: int = 0,
+    end: int | None = None,
+    context: int = FOLD_CONTEXT,
+    lead: int | None = None,
+    trail: int | None = None,
+) -> list[DiffBlock]:
+    """Split rows[start:end] into shown blocks and folds: every run of unchanged rows longer
+    than what its context would show is folded, keeping `context` rows next to each change.
+    `lead`/`trail` override the context kept at the very start/end of the range (an expand
+    control reveals rows at one edge of a fold only)."""
+    end = len(rows) if end is None else end
+    lead = context if lead is None else lead
+    trail = context if trail is None else trail
+    blocks: list[DiffBlock] = []
+    changes = frozenset(
+        i
+        for i in range(start, end)
+        if rows[i]["op"] != "equal" and (i == 0 or rows[i - 1]["op"] == "equal")
+    )
+    shown_from = start
+
+    def show(upto: int) -> None:
+        if upto > shown_from:
+            blocks.append(
+                DiffBlock(
+                    rows=tuple(rows[shown_from:upto]),
+                    start=shown_from,
+                    end=upto,
+                    change_starts=changes,
+                )
+            )
+
+    i = start
+    while i < end:
+        if rows[i]["op"] != "equal":
+            i += 1
+            continue
+        run_end = i
+        while run_end < end and rows[run_end]["op"] == "equal":
+            run_end += 1
+        keep_before = lead if i == start else context
+        keep_after = trail if run_end == end else context
+        if run_end - i > keep_before + keep_after + 1:
+            fold_start, fold_end = i + keep_before, run_end - keep_after
+            show(fold_start)
+            blocks.append(DiffBlock(start=fold_start, end=fold_end, fold=True))
+            shown_from = fold_end
+        i = run_end
+    show(end)
+    return blocks
+
+
+PAGE_ROW_BUDGET = 2000  # shown rows per text before the rest of a diff is folded too
+
+
+def diff_blocks(
+    rows: list[dict[str, Any]],
+    *,
+    start: int = 0,
+    end: int | None = None,
+    budget: int = PAGE_ROW_BUDGET,
+) -> list[DiffBlock]:
+    """The blocks of a page: unchanged runs folded, and once `budget` rows are shown, the rest
+    of the diff (changes included) folded into one block that loads on demand."""
+    blocks = diff_fold(rows, start=start, end=end, lead=0, trail=0)
+    out: list[DiffBlock] = []
+    shown = 0
+    for k, block in enumerate(blocks):
+        out.append(block)
+        shown += 0 if block.fold else block.count
+        if shown >= budget and k + 1 < len(blocks):
+            out.append(
+                DiffBlock(start=blocks[k + 1].start, end=blocks[-1].end, fold=True, mixed=True)
+            )
+            break
+    return out
+
+
+def diff_expand(
+    rows: list[dict[str, Any]], *, start: int, end: int, direction: str
+) -> list[DiffBlock]:
+    """What replaces the fold rows[start:end] when the page asks to expand it: all of it, or
+    FOLD_STEP more rows at its top (`up`) or bottom (`down`), the rest staying folded. A range
+    holding changes (the rest of a long diff) comes back folded in its turn."""
+    end = min(end, len(rows))
+    start = max(0, min(start, end))
+    if any(row["op"] != "equal" for row in rows[start:end]):
+        return diff_blocks(rows, start=start, end=end)
+    if direction == "up" and end - start > FOLD_STEP:
+        return diff_fold(rows, start=start, end=end, context=0, lead=FOLD_STEP, trail=0)
+    if direction == "down" and end - start > FOLD_STEP:
+        return diff_fold(rows, start=start, end=end, context=0, lead=0, trail=FOLD_STEP)
+    return [DiffBlock(rows=tuple(rows[start:end]), start=start, end=end)]
+
+
+def split_pairs(
+    block: DiffBlock,
+) -> list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]]:
+    """Side-by-side rows of one shown block: (index, old side, new side, starts a change).
+    Deleted and inserted lines of a change run are paired line by line."""
+    out: list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]] = []
+    for index, row, starts in block.numbered:
+        op = row["op"]
+        if op == "equal":
+            out.append((index, row, row, starts))
+        elif op == "change":
+            out.append((index, row, row, starts))
+        elif op == "delete":
+            out.append((index, row, None, starts))
+        else:
+            out.append((index, None, row, starts))
+    return out

@@ -144,6 +144,48 @@ def _has_placeholder(text: str, values: Mapping[str, Any]) -> bool:
     return any(m.group(1) in values for m in PLACEHOLDER.finditer(text))
 
 
+# --- warnings: calls that will fail or not do what the page shows ------------------------------
+
+# Model-name families each API serves; a name from another family is refused by that API.
+_MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("claude",),
+    "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-", "text-", "davinci", "babbage"),
+}
+_OFFLINE_PROVIDERS = {"echo": "Redline's offline echo provider"}
+
+
+def export_warnings(*, content: Mapping[str, Any], api: Api) -> list[str]:
+    """What will make this export fail or misbehave. Nothing is rewritten: the export sends
+    exactly the version's model and texts; these words only say what to change first."""
+    warnings: list[str] = []
+    spec = _spec(api)
+    declared = content.get("variables") or {}
+    texts = [content.get("system") or "", *(m["content"] for m in content.get("messages") or [])]
+    undeclared: dict[str, None] = {}
+    for text in texts:
+        for match in PLACEHOLDER.finditer(text):
+            if match.group(1) not in declared:
+                undeclared.setdefault(match.group(1), None)
+    for name in undeclared:
+        warnings.append(
+            f"{{{{{name}}}}} is used but not declared as a variable: it is sent literally, "
+            "braces and all. Declare it with a default or remove it."
+        )
+    model = str(content.get("model") or "")
+    provider = str(content.get("provider") or "")
+    if provider in _OFFLINE_PROVIDERS:
+        warnings.append(
+            f"This version uses {_OFFLINE_PROVIDERS[provider]} (model {model!r}); the "
+            f"{spec.title} has no such model and will refuse the call. Pick a real model first."
+        )
+    elif not model.lower().startswith(_MODEL_FAMILIES[api]):
+        warnings.append(
+            f"Model {model!r} is not a model of the {spec.title}; the call will be refused "
+            f"unless your endpoint ({spec.base_env}) serves it. Change the model first."
+        )
+    return warnings
+
+
 # --- the intermediate request ---------------------------------------------------------------
 
 

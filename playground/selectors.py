@@ -20,7 +20,16 @@ from common.selectors import object_get_or_not_found, object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound
-from .models import AccessGrant, AccessLogEntry, Label, Prompt, PromptVersion, Role, ShareLink
+from .models import (
+    AccessGrant,
+    AccessLogEntry,
+    Label,
+    LabelMove,
+    Prompt,
+    PromptVersion,
+    Role,
+    ShareLink,
+)
 
 User = Viewer
 
@@ -54,23 +63,27 @@ class VersionAccess:
     access: PromptAccess
 
 
-def prompt_list_for_user(*, user: User) -> QuerySet[Prompt]:
-    """Prompts the user owns (not archived)."""
+def prompt_list_for_user(
+    *, user: User, search: str = "", archived: bool = False
+) -> QuerySet[Prompt]:
+    """Prompts the user owns: live ones, or the archived ones; `search` matches titles."""
     if not user.is_authenticated:
         return Prompt.objects.none()
-    return Prompt.objects.filter(owner=user, archived_at__isnull=True).select_related(
-        "owner", "question"
-    )
+    prompts = Prompt.objects.filter(owner=user, archived_at__isnull=not archived)
+    if search.strip():
+        prompts = prompts.filter(title__icontains=search.strip())
+    return prompts.select_related("owner", "question")
 
 
-def prompt_list_visible(*, user: User) -> QuerySet[Prompt]:
+def prompt_list_visible(*, user: User, search: str = "") -> QuerySet[Prompt]:
     """Every prompt the user may see: owned, or shared with them by an active grant."""
     if not user.is_authenticated:
         return Prompt.objects.none()
     shared = AccessGrant.objects.filter(user=user, revoked_at__isnull=True).values("prompt_id")
-    return Prompt.objects.filter(
-        Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True
-    ).select_related("owner", "question")
+    prompts = Prompt.objects.filter(Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True)
+    if search.strip():
+        prompts = prompts.filter(title__icontains=search.strip())
+    return prompts.select_related("owner", "question")
 
 
 def prompt_list_shared_with_user(*, user: User) -> QuerySet[AccessGrant]:
@@ -173,6 +186,15 @@ def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
 
 def label_list(*, prompt: Prompt) -> QuerySet[Label]:
     return Label.objects.filter(prompt=prompt).select_related("version").order_by("name")
+
+
+def label_moves(*, prompt: Prompt, limit: int = 50) -> QuerySet[LabelMove]:
+    """The newest moves of the prompt's labels (the append-only log), with who and where."""
+    return (
+        LabelMove.objects.filter(label__prompt=prompt)
+        .select_related("label", "actor", "from_version", "to_version")
+        .order_by("-moved_at", "-id")[:limit]
+    )
 
 
 def label_main(*, prompt: Prompt) -> Label | None:

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -19,7 +20,7 @@ from questionbank.models import Question
 from textstore.services import blob_put
 
 from .content import content_hash, content_validate
-from .exceptions import ContentInvalid, LabelConflict, PlaygroundError
+from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .models import (
     AccessGrant,
     AccessLogEntry,
@@ -42,11 +43,17 @@ NUMBER_RETRIES = 8
 
 @dataclass(frozen=True)
 class SaveResult:
-    """What a save did: the version, whether it is new, and whether `main` followed it."""
+    """What a save did: the version, whether it is new, and whether `main` followed it.
+
+    `unchanged` means the content equals the parent's: nothing was saved and `version` is the
+    parent itself. `main_number` is where `main` points after the save (None without `main`).
+    """
 
     version: PromptVersion
     created: bool
     main_moved: bool
+    unchanged: bool = False
+    main_number: int | None = None
 
 
 def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
@@ -108,7 +115,10 @@ def _label_cas(
     *, actor: User, label: Label, expected_id: int | None, version: PromptVersion
 ) -> bool:
     """Move `label` to `version` iff it still points at `expected_id`; log the move."""
-    moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(version=version)
+    # A queryset update skips auto_now, so the move time is set here.
+    moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(
+        version=version, updated_at=timezone.now()
+    )
     if moved:
         LabelMove.objects.create(
             label=label, from_version_id=expected_id, to_version=version, actor=actor
@@ -146,6 +156,34 @@ def prompt_create(
 
 
 @transaction.atomic
+def prompt_update(
+    *,
+    actor: User,
+    prompt: Prompt,
+    title: str | None = None,
+    archived: bool | None = None,
+) -> Prompt:
+    """Rename and/or archive (hide from lists) or unarchive a prompt. Owner only. Archiving
+    never deletes: versions, labels and links stay, and unarchiving brings it back."""
+    if actor.pk != prompt.owner_id:
+        raise Forbidden("Only the owner can rename or archive a prompt.")
+    changes: dict[str, Any] = {}
+    if title is not None:
+        title = title.strip()
+        if not title or len(title) > 200:
+            raise ContentInvalid("title: must be 1-200 characters.", field="title")
+        changes["title"] = title
+    if archived is not None and archived != (prompt.archived_at is not None):
+        changes["archived_at"] = timezone.now() if archived else None
+    if changes:
+        Prompt.objects.filter(pk=prompt.pk).update(**changes)
+        for key, value in changes.items():
+            setattr(prompt, key, value)
+        logger.info("prompt.updated", extra={"prompt_id": prompt.pk, "fields": sorted(changes)})
+    return prompt
+
+
+@transaction.atomic
 def prompt_version_create(
     *,
     actor: User,
@@ -157,24 +195,34 @@ def prompt_version_create(
     """Save `content` as a child of `parent`. Never overwrites, never rejects for a race.
 
     Two saves from one parent make two siblings; identical content under the same parent
-    returns the existing version. `main` follows the save only if it still points at `parent`
-    (compare-and-set): if someone moved it meanwhile, the save stays a branch.
+    returns the existing version, and content identical to the parent's own creates nothing
+    (the parent is returned, `unchanged`). `main` follows the save only if it still points at
+    `parent` (compare-and-set): otherwise the save stays a branch.
     """
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
     if len(message) > 500:
         raise ContentInvalid("message: at most 500 characters.", field="message")
     canonical = content_validate(content)
+    digest = content_hash(canonical)
+    main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
+    if digest == parent.content_hash:
+        return SaveResult(
+            version=parent,
+            created=False,
+            main_moved=False,
+            unchanged=True,
+            main_number=main.version.number if main else None,
+        )
     version, created = _insert_version(
         prompt=prompt,
         parent=parent,
         author=actor,
         content=canonical,
-        digest=content_hash(canonical),
+        digest=digest,
         message=message,
     )
     main_moved = False
-    main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).first()
     if created and main is not None:
         main_moved = _label_cas(actor=actor, label=main, expected_id=parent.pk, version=version)
     if created:
@@ -182,7 +230,16 @@ def prompt_version_create(
             "prompt_version.created",
             extra={"prompt_id": prompt.pk, "version_id": version.pk, "main_moved": main_moved},
         )
-    return SaveResult(version=version, created=created, main_moved=main_moved)
+    main_number = None
+    if main is not None:
+        main_number = (
+            version.number
+            if main_moved
+            else Label.objects.filter(pk=main.pk).values_list("version__number", flat=True)[0]
+        )
+    return SaveResult(
+        version=version, created=created, main_moved=main_moved, main_number=main_number
+    )
 
 
 def prompt_version_revert(
@@ -221,9 +278,14 @@ def label_move(
     """
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
+    if not isinstance(name, str) or not 0 < len(name) <= 40 or not slug_re.fullmatch(name):
+        raise ContentInvalid("Label name: 1-40 letters, digits, - or _.", field="name")
     label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
     is_owner = actor.pk == prompt.owner_id
-    if not is_owner and (name in Label.PROTECTED_NAMES or (label is not None and label.protected)):
+    # A new label named like `production` starts protected; an existing one is protected only
+    # while its flag is set (the owner may lift it).
+    protected = label.protected if label is not None else name in Label.PROTECTED_NAMES
+    if not is_owner and protected:
         raise Forbidden(f"Only the owner can move the protected label {name!r}.")
     if label is None:
         if expected_given and expected is not None:
@@ -242,6 +304,8 @@ def label_move(
             raise LabelConflict(f"Label {name!r} was created concurrently; reload.") from None
         LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
         return label
+    if expected_given and expected is None:
+        raise LabelConflict(f"Label {name!r} already exists: it points at v{label.version.number}.")
     if expected_given:
         expected_id = expected.pk if expected is not None else None
     else:
@@ -250,11 +314,36 @@ def label_move(
         return label  # already there: a replayed request is a no-op
     if not _label_cas(actor=actor, label=label, expected_id=expected_id, version=version):
         label.refresh_from_db()
+        last = label.moves.select_related("actor").first()
+        who = (
+            f" ({last.actor.get_username()} moved it at {last.moved_at:%Y-%m-%d %H:%M} UTC)"
+            if last is not None
+            else ""
+        )
         raise LabelConflict(
-            f"Label {name!r} moved: it points at v{label.version.number}, not the expected version."
+            f"Label {name!r} moved: it points at v{label.version.number}, "
+            f"not the expected version{who}."
         )
     label.refresh_from_db()
     logger.info("label.moved", extra={"prompt_id": prompt.pk, "label": name, "actor_id": actor.pk})
+    return label
+
+
+@transaction.atomic
+def label_protect_set(*, actor: User, prompt: Prompt, name: str, protected: bool) -> Label:
+    """Protect (only the owner may move it) or unprotect a label. Owner only; idempotent."""
+    if actor.pk != prompt.owner_id:
+        raise Forbidden("Only the owner can protect or unprotect a label.")
+    label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
+    if label is None:
+        raise NotFound(f"No label {name!r} on this prompt.")
+    if label.protected != protected:
+        Label.objects.filter(pk=label.pk).update(protected=protected)
+        label.protected = protected
+        logger.info(
+            "label.protect_set",
+            extra={"prompt_id": prompt.pk, "label": name, "protected": protected},
+        )
     return label
 
 

@@ -1,98 +1,136 @@
 """Lay out a version tree for drawing: one row per version (newest first), one lane per branch.
 
-A child continues its parent's lane when it is the parent's first child; every later child
-(a fork) opens the lowest lane that is free from that row on. Lanes are reused once the branch
-that held them has no more descendants below, so the drawing stays narrow.
+Rules (each one is tested on forked histories in tests/playground/test_tree.py):
+
+- A version's first child in save order continues its parent's lane; every later child (a fork)
+  gets a lane of its own.
+- Every edge starts at the version's real parent: it leaves the parent's dot, bends into the
+  child's lane in the gap just above the parent's row, then runs straight up to the child.
+- A lane is reserved from the row where its branch leaves the parent up to the branch's last
+  descendant, and a fork takes the lowest lane with no reservation overlapping that span. So a
+  line never runs through a dot it does not belong to, and lanes are reused once free.
 """
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 ROW_HEIGHT = 34
 LANE_WIDTH = 18
 MARGIN = 12
 
 
-@dataclass
+class VersionLike(Protocol):
+    id: int
+    parent_id: int | None
+    number: int
+
+
+@dataclass(frozen=True)
 class Node:
     id: int
     parent_id: int | None
     number: int
-    row: int = 0
-    lane: int = 0
-    x: int = 0
-    y: int = 0
-    obj: Any = None
-    labels: list[str] = field(default_factory=list)
+    row: int
+    lane: int
+    x: int
+    y: int
+    obj: Any
+    labels: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Edge:
-    x1: int
-    y1: int
-    x2: int
-    y2: int
+    """From the parent's dot to the child's: `points` are the corners of the drawn line."""
+
+    parent_id: int
+    child_id: int
+    points: tuple[tuple[int, int], ...]
 
     @property
     def path(self) -> str:
-        if self.x1 == self.x2:
-            return f"M{self.x1},{self.y1} L{self.x2},{self.y2}"
-        # Leave the parent vertically, then bend into the child's lane.
-        mid = self.y2 + ROW_HEIGHT // 2
-        return f"M{self.x1},{self.y1} L{self.x1},{mid} Q{self.x1},{self.y2} {self.x2},{self.y2}"
+        (x1, y1), *rest = self.points
+        if len(rest) == 1:
+            x2, y2 = rest[0]
+            return f"M{x1},{y1} L{x2},{y2}"
+        (bx, by), (x2, y2) = rest
+        # A quarter-curve from the parent's dot into the child's lane, then straight up.
+        return f"M{x1},{y1} Q{x1},{by} {bx},{by} L{x2},{y2}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Layout:
-    nodes: list[Node]
+    nodes: list[Node]  # top (newest) first
     edges: list[Edge]
     width: int
     height: int
 
 
+def _lane_free(reserved: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end < low or start > high for low, high in reserved)
+
+
 def tree_layout(versions: list[Any], labels: dict[int, list[str]] | None = None) -> Layout:
     """`versions` in save order (parents before children), each with id, parent_id, number."""
     labels = labels or {}
-    nodes = {v.id: Node(id=v.id, parent_id=v.parent_id, number=v.number, obj=v) for v in versions}
-    order = [nodes[v.id] for v in versions]
-    position = {node.id: index for index, node in enumerate(order)}
-    # The save-order index of each version's last descendant: its lane is busy until then.
-    last_descendant_index = dict(position)
-    for node in reversed(order):
-        if node.parent_id in last_descendant_index:
-            last_descendant_index[node.parent_id] = max(
-                last_descendant_index[node.parent_id], last_descendant_index[node.id]
-            )
+    order = list(versions)
+    index_of = {v.id: i for i, v in enumerate(order)}
+    # The save-order index of each version's last descendant: its branch needs a lane until then.
+    last = list(range(len(order)))
+    for i in range(len(order) - 1, -1, -1):
+        parent_index = index_of.get(order[i].parent_id) if order[i].parent_id else None
+        if parent_index is not None:
+            last[parent_index] = max(last[parent_index], last[i])
 
-    busy_until: dict[int, int] = {}  # lane -> last index (save order) that occupies it
-    first_child_taken: set[int] = set()
-    for index, node in enumerate(order):
-        parent = nodes.get(node.parent_id) if node.parent_id else None
-        if parent is not None and parent.id not in first_child_taken:
-            first_child_taken.add(parent.id)
-            node.lane = parent.lane
-        else:
-            lane = 0
-            while busy_until.get(lane, -1) >= index:
-                lane += 1
-            node.lane = lane
-        busy_until[node.lane] = max(busy_until.get(node.lane, -1), last_descendant_index[node.id])
-        node.labels = labels.get(node.id, [])
+    lanes: list[list[tuple[int, int]]] = []  # lane -> reserved (first, last) index spans
+    lane_of: dict[int, int] = {}
+    continued: set[int] = set()  # parents whose lane a child already continues
+    for i, version in enumerate(order):
+        parent_index = index_of.get(version.parent_id) if version.parent_id else None
+        if parent_index is not None and version.parent_id not in continued:
+            continued.add(version.parent_id)
+            lane_of[version.id] = lane_of[version.parent_id]
+            continue
+        start = parent_index + 1 if parent_index is not None else i
+        lane = 0
+        while lane < len(lanes) and not _lane_free(lanes[lane], start, last[i]):
+            lane += 1
+        if lane == len(lanes):
+            lanes.append([])
+        lanes[lane].append((start, last[i]))
+        lane_of[version.id] = lane
 
     count = len(order)
-    for index, node in enumerate(order):
-        node.row = count - 1 - index  # newest on top
-        node.x = MARGIN + node.lane * LANE_WIDTH
-        node.y = ROW_HEIGHT // 2 + node.row * ROW_HEIGHT
-    edges = [
-        Edge(nodes[n.parent_id].x, nodes[n.parent_id].y, n.x, n.y)
-        for n in order
-        if n.parent_id in nodes
-    ]
-    lanes = max((n.lane for n in order), default=0) + 1
+    nodes: dict[int, Node] = {}
+    for i, version in enumerate(order):
+        row = count - 1 - i  # newest on top
+        lane = lane_of[version.id]
+        nodes[version.id] = Node(
+            id=version.id,
+            parent_id=version.parent_id,
+            number=version.number,
+            row=row,
+            lane=lane,
+            x=MARGIN + lane * LANE_WIDTH,
+            y=ROW_HEIGHT // 2 + row * ROW_HEIGHT,
+            obj=version,
+            labels=tuple(labels.get(version.id, [])),
+        )
+    edges = []
+    for version in order:
+        parent = nodes.get(version.parent_id) if version.parent_id else None
+        if parent is None:
+            continue
+        child = nodes[version.id]
+        if parent.x == child.x:
+            points: tuple[tuple[int, int], ...] = ((parent.x, parent.y), (child.x, child.y))
+        else:
+            bend = (child.x, parent.y - ROW_HEIGHT // 2)
+            points = ((parent.x, parent.y), bend, (child.x, child.y))
+        edges.append(Edge(parent_id=parent.id, child_id=child.id, points=points))
+    lane_count = max(len(lanes), 1)
     return Layout(
-        nodes=sorted(order, key=lambda n: n.row),
+        nodes=sorted(nodes.values(), key=lambda n: n.row),
         edges=edges,
-        width=MARGIN * 2 + (lanes - 1) * LANE_WIDTH,
+        width=MARGIN * 2 + (lane_count - 1) * LANE_WIDTH,
         height=max(count, 1) * ROW_HEIGHT,
     )

@@ -8,11 +8,22 @@ urlpatterns = [
     path("new/", views.prompt_new_view, name="new"),
     path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
     path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
+    path("p/<int:prompt_id>/update/", views.prompt_update_view, name="update"),
     path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),
+    path("p/<int:prompt_id>/diff/rows/", views.version_diff_rows_view, name="diff-rows"),
     path(
         "p/<int:prompt_id>/revert/<int:version_id>/",
         views.version_revert_view,
         name="revert",
+    ),
+]
+
+urlpatterns += [
+    path("p/<int:prompt_id>/labels/", views.label_move_view, name="label-move"),
+    path(
+        "p/<int:prompt_id>/labels/<slug:name>/protect/",
+        views.label_protect_view,
+        name="label-protect",
     ),
 ]
 

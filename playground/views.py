@@ -1,6 +1,8 @@
 """Playground pages: parse, call one selector or service, render."""
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,22 +14,25 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
 
 from common.auth import request_actor
+from common.exceptions import Forbidden
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
-from .diffing import content_diff
-from .exceptions import ContentInvalid, NotFound, PlaygroundError
+from .diffing import FOLD_STEP, content_diff, diff_expand
+from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
-from .models import Prompt, PromptVersion, Role, ShareLink
+from .models import Label, Prompt, PromptVersion, Role, ShareLink
 from .pages import prompt_page_build
 from .selectors import (
     PromptAccess,
     access_log,
     grant_list,
     label_list,
+    label_moves,
     prompt_access_get_for_user,
     prompt_get_for_user,
     prompt_list_for_user,
@@ -37,11 +42,15 @@ from .selectors import (
     version_in_prompt,
 )
 from .services import (
+    SaveResult,
     access_log_grant_use,
     grant_revoke,
     grant_set,
+    label_move,
+    label_protect_set,
     prompt_copy_from_link,
     prompt_create,
+    prompt_update,
     prompt_version_create,
     prompt_version_revert,
     share_link_create,
@@ -88,15 +97,47 @@ def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
 
 @login_required
 def prompt_list_view(request: HttpRequest) -> HttpResponse:
+    search = request.GET.get("q", "")[:200]
+    archived = request.GET.get("archived") == "1"
     return render(
         request,
         "playground/prompt_list.html",
         {
-            "prompts": prompt_list_for_user(user=request.user),
+            "prompts": prompt_list_for_user(user=request.user, search=search, archived=archived),
             "shared": prompt_list_shared_with_user(user=request.user),
+            "search": search,
+            "archived": archived,
             "section": "playground",
         },
     )
+
+
+@login_required
+@require_POST
+def prompt_update_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """Rename (`title`) or archive/unarchive (`archived` = 1/0) from the list; back to it."""
+    prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
+    archived = request.POST.get("archived")
+    try:
+        prompt_update(
+            actor=request_actor(request),
+            prompt=prompt,
+            title=request.POST["title"] if "title" in request.POST else None,
+            archived=None if archived is None else archived == "1",
+        )
+    except PlaygroundError as error:
+        messages.error(request, f"Could not rename “{prompt.title}”: {error.message}")
+    else:
+        if archived == "1":
+            messages.success(request, f"Archived “{prompt.title}”. It is listed under Archived.")
+        elif archived == "0":
+            messages.success(request, f"Restored “{prompt.title}”.")
+        else:
+            messages.success(request, f"Renamed to “{prompt.title}”.")
+    back = request.POST.get("next", "")
+    if not back.startswith("/playground/") or back.startswith("//"):
+        back = reverse("playground:list")
+    return redirect(back)
 
 
 @login_required
@@ -156,6 +197,7 @@ def _prompt_page(
             "access": access,
             "layout": page.layout,
             "labels": page.labels,
+            "label_moves": label_moves(prompt=access.prompt, limit=30),
             "main": page.main,
             "selected": selected,
             "selected_labels": page.selected_labels,
@@ -207,18 +249,28 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             status=400,
         )
     version = result.version
-    if not result.created:
-        messages.info(request, f"Nothing new: v{version.number} already has this content.")
-    elif result.main_moved:
-        messages.success(request, f"Saved v{version.number}; main now points at it.")
-    else:
-        messages.warning(
-            request,
-            f"Saved v{version.number} as a branch from v{parent.number}: main was not at "
-            f"v{parent.number} any more (someone moved it, or you edited an older version), "
-            "so main stays where it is.",
-        )
+    messages.add_message(request, *_save_notice(result, parent, request.POST.get("main_at", "")))
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={version.pk}")
+
+
+def _save_notice(result: SaveResult, parent: PromptVersion, main_seen: str) -> tuple[int, str]:
+    """What the save did, in words: nothing, a new version on main, or a branch (and why)."""
+    version = result.version
+    if result.unchanged:
+        return messages.INFO, "No changes — nothing saved."
+    if not result.created:
+        return messages.INFO, f"Nothing new: v{version.number} already has this content."
+    if result.main_moved:
+        return messages.SUCCESS, f"Saved v{version.number}; main now points at it."
+    if result.main_number is None:
+        return messages.SUCCESS, f"Saved v{version.number} as a child of v{parent.number}."
+    notice = f"Saved v{version.number} as a branch from v{parent.number}; "
+    if main_seen == str(parent.pk):
+        # The page showed main at the parent, so it moved while the user was editing.
+        notice += f"main was moved to v{result.main_number} meanwhile and stays there."
+    else:
+        notice += f"main stays at v{result.main_number}."
+    return messages.WARNING, notice
 
 
 @login_required
@@ -234,22 +286,33 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     except ContentInvalid as error:
         messages.error(request, error.message)
         return redirect("playground:prompt", prompt_id=prompt.pk)
-    messages.success(
-        request, f"Reverted: v{result.version.number} has the content of v{target.number}."
-    )
+    if result.unchanged:
+        messages.info(request, f"No changes — main already has the content of v{target.number}.")
+    else:
+        messages.success(
+            request, f"Reverted: v{result.version.number} has the content of v{target.number}."
+        )
     return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={result.version.pk}")
+
+
+def _diff_versions(
+    request: HttpRequest, prompt_id: int
+) -> tuple[Prompt, PromptVersion, PromptVersion]:
+    prompt = _prompt_or_404(request, prompt_id)
+    a = _version_or_404(prompt, request.GET.get("a"))
+    b = _version_or_404(prompt, request.GET.get("b"))
+    return prompt, a, b
 
 
 @login_required
 def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id)
-    a = _version_or_404(prompt, request.GET.get("a"))
-    b = _version_or_404(prompt, request.GET.get("b"))
-    try:
-        limit = max(50, min(int(request.GET.get("limit", 400)), 100_000))
-    except ValueError:
-        limit = 400
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=limit)
+    """The whole diff with unchanged runs folded (expanded on demand by `version_diff_rows_view`),
+    so the page grows with what changed, not with the text around it. `?view=split` shows
+    the two sides next to each other."""
+    prompt, a, b = _diff_versions(request, prompt_id)
+    split = request.GET.get("view") == "split"
+    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    query = f"?a={a.pk}&b={b.pk}"
     return render(
         request,
         "playground/diff.html",
@@ -262,9 +325,158 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             "changes": diff["changes"],
             "a_label": f"v{a.number}",
             "b_label": f"v{b.number}",
-            "more_url": f"?a={a.pk}&b={b.pk}&limit={limit * 4}",
+            "split": split,
+            "unified_url": query,
+            "split_url": f"{query}&view=split",
+            "expand_url": reverse("playground:diff-rows", args=[prompt.pk])
+            + query
+            + ("&view=split" if split else ""),
+            "fold_step": FOLD_STEP,
         },
     )
+
+
+@login_required
+def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """One fold of a diff page, expanded: all of it, or its first/last FOLD_STEP rows."""
+    prompt, a, b = _diff_versions(request, prompt_id)
+    field = request.GET.get("field", "")
+    direction = request.GET.get("dir", "all")
+    try:
+        start, end = int(request.GET.get("start", "")), int(request.GET.get("end", ""))
+    except ValueError:
+        return HttpResponse("start, end: whole numbers required.", status=400)
+    if direction not in ("all", "up", "down") or not 0 <= start <= end:
+        return HttpResponse("dir: all, up or down; 0 <= start <= end.", status=400)
+    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    text = next((t for t in diff["texts"] if t.field == field), None)
+    if text is None:
+        raise NotFound
+    return render(
+        request,
+        "playground/_diff_blocks.html",
+        {
+            "text": text,
+            "blocks": diff_expand(text.rows, start=start, end=end, direction=direction),
+            "split": request.GET.get("view") == "split",
+            "expand_url": request.path
+            + f"?a={a.pk}&b={b.pk}"
+            + ("&view=split" if request.GET.get("view") == "split" else ""),
+            "fold_step": FOLD_STEP,
+        },
+    )
+
+
+# --- labels: move (compare-and-set), create, protect, history (htmx fragments) ----------------
+
+
+def _labels_context(access: PromptAccess, selected: PromptVersion) -> dict[str, Any]:
+    return {
+        "prompt": access.prompt,
+        "selected": selected,
+        "labels": list(label_list(prompt=access.prompt)),
+        "label_moves": label_moves(prompt=access.prompt, limit=30),
+        "can_edit": access.can_edit,
+        "is_owner": access.is_owner,
+    }
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request through django-htmx's middleware (typing only: it sets `request.htmx`)."""
+
+    htmx: HtmxDetails
+
+
+def _labels_answer(
+    request: HtmxHttpRequest,
+    access: PromptAccess,
+    selected: PromptVersion,
+    *,
+    done: str = "",
+    error: str = "",
+    retry: Label | None = None,
+    field_error: bool = False,
+    status: int = 200,
+) -> HttpResponse:
+    """A success reloads the page (the tree and badges show labels too) with a message; an
+    error or a conflict swaps just the labels panel under htmx, keeping the retry at hand."""
+    page_url = f"{reverse('playground:prompt', args=[access.prompt.pk])}?v={selected.pk}"
+    if not request.htmx or not error:
+        if error:
+            messages.error(request, error)
+        elif done:
+            messages.success(request, done)
+        if request.htmx:
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = page_url
+            return response
+        return redirect(page_url)
+    return render(
+        request,
+        "playground/_labels_panel.html",
+        {
+            **_labels_context(access, selected),
+            "label_done": done,
+            "label_error": error,
+            "label_retry": retry,
+            "label_field_error": field_error,
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
+    """Create a label on a version, or move one there by compare-and-set (`expected` is where
+    the page saw it; empty = the label must be new). A lost race answers 409 with who moved it
+    and a button to retry against where it points now."""
+    access = prompt_access_get_for_user(
+        user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR
+    )
+    prompt = access.prompt
+    version = _version_or_404(prompt, request.POST.get("version"))
+    name = request.POST.get("name", "").strip()
+    expected_raw = request.POST.get("expected", "")
+    expected = _version_or_404(prompt, expected_raw) if expected_raw else None
+    try:
+        label = label_move(
+            actor=request_actor(request),
+            prompt=prompt,
+            name=name,
+            version=version,
+            expected=expected,
+            expected_given=True,
+        )
+    except LabelConflict as error:
+        current = label_list(prompt=prompt).filter(name=name).first()
+        return _labels_answer(
+            request, access, version, error=error.message, retry=current, status=409
+        )
+    except Forbidden as error:
+        return _labels_answer(request, access, version, error=error.message, status=403)
+    except PlaygroundError as error:
+        field_error = error.field == "name"
+        return _labels_answer(
+            request, access, version, error=error.message, field_error=field_error, status=400
+        )
+    verb = "Created" if expected is None else "Moved"
+    return _labels_answer(
+        request, access, version, done=f"{verb} “{label.name}” at v{version.number}."
+    )
+
+
+@login_required
+@require_POST
+def label_protect_view(request: HtmxHttpRequest, prompt_id: int, name: str) -> HttpResponse:
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+    version = _version_or_404(access.prompt, request.POST.get("version"))
+    protected = request.POST.get("protected") == "1"
+    label = label_protect_set(
+        actor=request_actor(request), prompt=access.prompt, name=name, protected=protected
+    )
+    state = "protected: only you can move it" if label.protected else "unprotected"
+    return _labels_answer(request, access, version, done=f"“{label.name}” is {state}.")
 
 
 # --- sharing: the owner's share dialog (htmx fragments) -----------------------------------------
@@ -287,8 +499,13 @@ def _share_panel(
     *,
     new_link_url: str = "",
     error: str = "",
+    error_field: str = "",
+    form: str = "",
     status: int = 200,
 ) -> HttpResponse:
+    """The dialog's panel. An error is shown at its field (`error_field`) in the form that
+    failed (`form`: "link" or "grant"), with what the user typed kept; a failed create never
+    shows an earlier link."""
     selected_id = request.POST.get("version") or request.GET.get("v") or ""
     return render(
         request,
@@ -298,10 +515,33 @@ def _share_panel(
             "labels": label_list(prompt=prompt),
             "new_link_url": new_link_url,
             "share_error": error,
+            "share_error_field": error_field,
+            "link_error": bool(error) and form == "link",
+            "grant_error": bool(error) and form == "grant",
+            "posted": request.POST if error else {},
             **_share_context(prompt, selected_id),
         },
         status=status,
     )
+
+
+def _expiry_parse(raw: str, zone_name: str) -> datetime | None:
+    """The picker's local date-time read in the browser's time zone (an IANA name sent with
+    the form); a value with an explicit offset is taken as it is."""
+    if not raw:
+        return None
+    value = parse_datetime(raw)
+    if value is None:
+        raise ContentInvalid("expires_at: not a date and time.", field="expires_at")
+    if timezone.is_aware(value):
+        return value
+    try:
+        zone = ZoneInfo(zone_name) if zone_name else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ContentInvalid(
+            f"expires_at: unknown time zone {zone_name!r}.", field="expires_at"
+        ) from None
+    return value.replace(tzinfo=zone)
 
 
 @login_required
@@ -315,16 +555,11 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     scope = request.POST.get("scope", "version")
     label_name = scope.removeprefix("label:") if scope.startswith("label:") else ""
-    expires_raw = request.POST.get("expires_at", "").strip()
     try:
         version = None if label_name else _version_or_404(prompt, request.POST.get("version"))
-        expires_at = None
-        if expires_raw:
-            expires_at = parse_datetime(expires_raw)
-            if expires_at is None:
-                raise ContentInvalid("expires_at: not a date and time.", field="expires_at")
-            if timezone.is_naive(expires_at):
-                expires_at = timezone.make_aware(expires_at)
+        expires_at = _expiry_parse(
+            request.POST.get("expires_at", "").strip(), request.POST.get("tz", "").strip()
+        )
         _, token = share_link_create(
             actor=request_actor(request),
             prompt=prompt,
@@ -333,10 +568,14 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             label_name=label_name,
             expires_at=expires_at,
         )
-    except PlaygroundError as error:
-        return _share_panel(request, prompt, error=error.message, status=400)
-    except NotFound:
-        return _share_panel(request, prompt, error="No such version.", status=400)
+    except (PlaygroundError, NotFound) as error:
+        message = getattr(error, "message", "version: no such version.")
+        field = getattr(error, "field", "") or "version"
+        if field in ("version", "label"):
+            field = "scope"
+        return _share_panel(
+            request, prompt, error=message, error_field=field, form="link", status=400
+        )
     url = request.build_absolute_uri(reverse("shared-page", args=[token]))
     return _share_panel(request, prompt, new_link_url=url)
 
@@ -364,7 +603,14 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             role=request.POST.get("role", ""),
         )
     except PlaygroundError as error:
-        return _share_panel(request, prompt, error=error.message, status=400)
+        return _share_panel(
+            request,
+            prompt,
+            error=error.message,
+            error_field=getattr(error, "field", "") or "username",
+            form="grant",
+            status=400,
+        )
     return _share_panel(request, prompt)
 
 

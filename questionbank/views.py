@@ -12,13 +12,21 @@ from .throttle import estimate_throttle
 
 
 def question_list_view(request: HttpRequest) -> HttpResponse:
+    """The bank, optionally filtered by kind; an unknown kind is said so (400), never
+    silently ignored."""
     kind = request.GET.get("kind") or None
-    if kind not in Question.Kind.values:
-        kind = None
+    unknown_kind = kind if kind is not None and kind not in Question.Kind.values else None
     return render(
         request,
         "questionbank/question_list.html",
-        {"questions": question_list(kind=kind), "kinds": Question.Kind.choices, "kind": kind},
+        {
+            "questions": question_list(kind=None if unknown_kind else kind),
+            "kinds": Question.Kind.choices,
+            "kind": None if unknown_kind else kind,
+            "unknown_kind": unknown_kind,
+            "section": "questions",
+        },
+        status=400 if unknown_kind else 200,
     )
 
 
@@ -30,6 +38,7 @@ def question_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "question": question,
             "related": related_for(question=question, user=request.user),
+            "section": "questions",
             "estimate": _estimate_panel(slug=question.slug, query=request.GET, use_presets=True),
         },
     )

@@ -57,7 +57,11 @@ class ReviewPage:
     def risks(self) -> list[AnnotationView]:
         """Risks, worst first (rank 1 first, then unranked by severity)."""
         risks = (v for v in self.annotations if v.annotation.kind == Annotation.Kind.RISK)
-        return sorted(risks, key=lambda v: risk_order(v.annotation))
+        # Open risks first in rank order; resolved and dropped ones after (marked on the page).
+        return sorted(
+            risks,
+            key=lambda v: (v.annotation.status != Annotation.Status.OPEN, risk_order(v.annotation)),
+        )
 
     @property
     def by_area(self) -> list[AreaGroup]:

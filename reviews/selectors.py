@@ -207,6 +207,12 @@ def review_detail(*, review: Review) -> ReviewDetail:
 # --- annotations ------------------------------------------------------------------------------
 
 
+def annotation_counts_by_area(*, review: Review) -> dict[str, int]:
+    """How many annotations the review files under each checklist area (one query)."""
+    rows = Annotation.objects.filter(review=review).values("area").annotate(n=Count("id"))
+    return {row["area"]: row["n"] for row in rows.order_by()}
+
+
 def annotation_list(*, review: Review) -> QuerySet[Annotation]:
     """The review's annotations with their anchors in every revision (two queries)."""
     return (

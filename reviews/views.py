@@ -24,6 +24,7 @@ from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Rev
 from .pages import review_page_build
 from .rendering import markdown_render
 from .selectors import (
+    annotation_counts_by_area,
     checklist_coverage,
     checklist_list,
     doc_get_for_user,
@@ -241,9 +242,17 @@ def coverage_chart(items: list[ChecklistItem]) -> dict[str, Any]:
 
 def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
     items = checklist_list(review=review)
+    counts = annotation_counts_by_area(review=review)
+    # An area marked N/A that still has annotations is probably a mistake: say so.
+    na_warnings = [
+        (item.get_area_display(), counts[item.area])
+        for item in items
+        if item.status == ChecklistItem.Status.NA and counts.get(item.area)
+    ]
     return {
         "review": review,
         "checklist": items,
+        "na_warnings": na_warnings,
         "chart": coverage_chart(items),
         "checklist_statuses": ChecklistItem.Status.choices,
         "can_edit": can_edit,

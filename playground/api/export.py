@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ContentInvalid
-from ..export import Api, ExportFormat, VariablesMode, export_render
+from ..export import Api, ExportFormat, VariablesMode, export_render, export_warnings
 from ..models import PromptVersion
 from ..selectors import version_content, version_get_for_user
 
@@ -88,6 +88,11 @@ class VersionExportApi(JsonErrorsMixin):
         variables = serializers.ChoiceField(choices=VARIABLES_MODES)
         filename = serializers.CharField(help_text="A suggested file name for the text.")
         text = serializers.CharField(help_text="The export, exactly as the text/plain body.")
+        warnings = serializers.ListField(
+            child=serializers.CharField(),
+            help_text="Why the call may fail as exported (undeclared variables, a model the "
+            "API does not serve). The export itself is never rewritten.",
+        )
 
     @extend_schema(
         summary="Export a version as an API call",
@@ -99,7 +104,8 @@ class VersionExportApi(JsonErrorsMixin):
             "By default the response body is the export itself as `text/plain; charset=utf-8` "
             "(with a `Content-Disposition` file name), ready for `| bash` or `> call.py`. "
             "`?as=json` or `Accept: application/json` returns "
-            "`{version, api, format, variables, filename, text}` instead. Errors are JSON."
+            "`{version, api, format, variables, filename, text, warnings}` instead. "
+            "Errors are JSON."
         ),
         parameters=[
             OpenApiParameter("api", str, required=True, enum=APIS, description="Which API."),
@@ -139,8 +145,9 @@ class VersionExportApi(JsonErrorsMixin):
         format = _choice(request, "format", FORMATS)
         variables = _choice(request, "variables", VARIABLES_MODES, default="substitute")
         version = version_get_for_user(user=request.user, version_id=version_id)
+        content = version_content(version=version)
         text = export_render(
-            content=version_content(version=version),
+            content=content,
             api=cast(Api, api),
             format=cast(ExportFormat, format),
             variables=cast(VariablesMode, variables),
@@ -155,6 +162,7 @@ class VersionExportApi(JsonErrorsMixin):
                     "variables": variables,
                     "filename": filename,
                     "text": text,
+                    "warnings": export_warnings(content=content, api=cast(Api, api)),
                 }
             ).data
         )

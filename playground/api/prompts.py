@@ -37,7 +37,9 @@ from ..services import (
     access_log_grant_fetch,
     access_log_grant_use,
     label_move,
+    label_protect_set,
     prompt_create,
+    prompt_update,
     prompt_version_create,
     prompt_version_revert,
 )
@@ -58,6 +60,7 @@ def _saved(result: SaveResult) -> Response:
         **VersionSummarySerializer(result.version).data,
         "created": result.created,
         "main_moved": result.main_moved,
+        "unchanged": result.unchanged,
     }
     return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
@@ -123,7 +126,15 @@ class PromptListCreateApi(ListAPIView):
             fields = (*PromptOutputSerializer.Meta.fields, "root_version")
 
     def get_queryset(self):
-        return prompt_list_visible(user=self.request.user)
+        return prompt_list_visible(
+            user=self.request.user, search=self.request.query_params.get("q", "")[:200]
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("q", OpenApiTypes.STR, description="Title contains.")]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=InputSerializer, responses={201: CreatedSerializer})
     def post(self, request: Request) -> Response:
@@ -154,6 +165,27 @@ class PromptDetailApi(APIView):
         labels = LabelSerializer(label_list(prompt=access.prompt), many=True).data
         return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
 
+    class UpdateSerializer(serializers.Serializer):
+        title = serializers.CharField(required=False, max_length=200)
+        archived = serializers.BooleanField(
+            required=False, help_text="Archived prompts are hidden from lists, never deleted."
+        )
+
+    @extend_schema(request=UpdateSerializer, responses=OutputSerializer)
+    def patch(self, request: Request, prompt_id: int) -> Response:
+        """Rename or archive/unarchive (owner only)."""
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.UpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        prompt_update(
+            actor=request_actor(request),
+            prompt=prompt,
+            title=data.validated_data.get("title"),
+            archived=data.validated_data.get("archived"),
+        )
+        labels = LabelSerializer(label_list(prompt=prompt), many=True).data
+        return Response({**PromptOutputSerializer(prompt).data, "labels": labels})
+
 
 class TreePagination(PageNumberPagination):
     page_size = 500
@@ -175,9 +207,12 @@ class PromptVersionListCreateApi(ListAPIView):
     class CreatedSerializer(VersionSummarySerializer):
         created = serializers.BooleanField()
         main_moved = serializers.BooleanField()
+        unchanged = serializers.BooleanField(
+            help_text="The content equals the parent's: nothing was saved; this is the parent."
+        )
 
         class Meta(VersionSummarySerializer.Meta):
-            fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved")
+            fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved", "unchanged")
 
     def get_queryset(self):
         prompt = prompt_get_for_user(user=self.request.user, prompt_id=self.kwargs["prompt_id"])
@@ -187,7 +222,8 @@ class PromptVersionListCreateApi(ListAPIView):
         request=InputSerializer,
         responses={201: CreatedSerializer, 200: CreatedSerializer},
         description="Always a child of `parent`. Identical content under the same parent "
-        "returns the existing version with 200.",
+        "returns the existing version with 200; content identical to the parent's creates "
+        "nothing and returns the parent with 200 (`unchanged`: true).",
     )
     def post(self, request: Request, prompt_id: int) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
@@ -357,6 +393,23 @@ class LabelMoveApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(_label_move(request, prompt, name, data.validated_data))
+
+    class ProtectSerializer(serializers.Serializer):
+        protected = serializers.BooleanField(help_text="Only the owner may move a protected label.")
+
+    @extend_schema(request=ProtectSerializer, responses={200: LabelSerializer})
+    def patch(self, request: Request, prompt_id: int, name: str) -> Response:
+        """Protect or unprotect a label (owner only)."""
+        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
+        data = self.ProtectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        label = label_protect_set(
+            actor=request_actor(request),
+            prompt=prompt,
+            name=name,
+            protected=data.validated_data["protected"],
+        )
+        return Response(LabelSerializer(label).data)
 
 
 def _label_move(request: Request, prompt: Prompt, name: str, data: dict[str, Any]) -> dict:

@@ -144,7 +144,13 @@ class _Locator:
     def locate(self) -> Anchor:
         if not self.quote.strip():
             return ORPHANED
-        return self._by_diff() or self._by_exact_search() or self._by_fuzzy_search() or ORPHANED
+        return (
+            self._by_diff()
+            or self._by_exact_search()
+            or self._by_unique_move()
+            or self._by_fuzzy_search()
+            or ORPHANED
+        )
 
     # ---- evidence about a candidate
 
@@ -341,6 +347,29 @@ class _Locator:
             if best is None or judged > best:
                 best = judged
         return self._verbatim(best[2], best[3]) if best else None
+
+    # ---- step 2b: a unique passage that left its old place
+
+    def _by_unique_move(self) -> Anchor | None:
+        """The passage occurs verbatim (whitespace folded) exactly once in the new text, its
+        old occurrence was the only one, and the diff does not keep it at its old place: it
+        moved, whatever happened around it (a section moved while other paragraphs were
+        rewritten leaves no context or move evidence for step 2 to use). Only a verbatim copy
+        qualifies, so a look-alike never captures the annotation this way; and only a passage
+        long enough to be evidence on its own (DISTINCTIVE_CHARS), since a short phrase of
+        templated prose recurs in new sentences that are not the old one."""
+        if len(self.quote) < DISTINCTIVE_CHARS:
+            return None
+        if self.own is None or self.revision.untouched(*self.own) is not None:
+            return None
+        old, new = self.revision.folded_old, self.revision.folded_new
+        if len(_find_all(old.text, self.quote, 2)) != 1:
+            return None
+        hits = _find_all(new.text, self.quote, 2)
+        if len(hits) != 1:
+            return None
+        start, end = new.raw_span(hits[0], hits[0] + len(self.quote))
+        return self._verbatim(start, end)
 
     # ---- step 3: fuzzy search
 

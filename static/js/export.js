@@ -17,6 +17,8 @@
   const download = document.getElementById("export-download");
   const keep = document.getElementById("export-keep-variables");
   const note = document.getElementById("export-note");
+  const warningBox = document.getElementById("export-warnings");
+  const warningList = document.getElementById("export-warning-list");
   const tablists = Array.from(panel.querySelectorAll('[role="tablist"]'));
   const STORE = "redline.export";
 
@@ -83,8 +85,21 @@
     download.href = url + "?" + query();
   }
 
+  // Warnings say why the call would fail (undeclared variables, a model the API does not
+  // serve); the export itself is shown exactly as it would be sent.
+  function warn(warnings) {
+    warningList.replaceChildren();
+    (warnings || []).forEach(function (text) {
+      const item = document.createElement("li");
+      item.textContent = text;
+      warningList.appendChild(item);
+    });
+    warningBox.hidden = !warningList.children.length;
+  }
+
   function show(data) {
     shown = data;
+    warn(data.warnings);
     code.textContent = data.text;
     filename.textContent = data.filename;
     download.setAttribute("download", data.filename);
@@ -96,6 +111,7 @@
 
   function fail(message) {
     shown = null;
+    warn([]);
     code.textContent = "";
     filename.textContent = "";
     codePanel.removeAttribute("aria-busy");

@@ -170,6 +170,8 @@
     captured = span;
     const whole = document.getElementById("whole-document");
     if (whole) whole.checked = false;
+    // A passage is selected now: a "Select a passage first" error no longer applies.
+    showError(document.getElementById("annotate-error"), "");
     renderPreview();
   });
 
@@ -198,7 +200,12 @@
     };
     kind.addEventListener("change", syncKind);
     syncKind();
-    form.querySelector("#whole-document").addEventListener("change", renderPreview);
+    form.querySelector("#whole-document").addEventListener("change", function () {
+      if (form.querySelector("#whole-document").checked) {
+        showError(document.getElementById("annotate-error"), "");
+      }
+      renderPreview();
+    });
 
     form.addEventListener("submit", async function (event) {
       event.preventDefault();

@@ -27,4 +27,16 @@
       }
     }
   });
+
+  // Panels marked data-swap-errors render their own 400/403/409 answers (an error at its
+  // field, a conflict with a retry): swap them in instead of htmx's default of ignoring them,
+  // so a failed request never leaves an earlier result (e.g. the last link) on screen.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    const status = event.detail.xhr.status;
+    const target = event.detail.target;
+    if (status >= 400 && status < 500 && target && target.closest("[data-swap-errors]")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
 })();

@@ -97,6 +97,7 @@ def test_json_representation_via_query_or_accept(api, version):
         "variables": "keep",
         "filename": "design-critic-caches-v1-anthropic.json",
         "text": text,
+        "warnings": [],
     }
     assert as_text["Content-Type"].startswith("text/plain")
     assert as_text.content.decode() == text

@@ -72,6 +72,19 @@ SPECULATIVE = (
 )
 
 
+SECURITY_LOGS = "Prompts and outputs are never\nwritten to logs; only their token counts are."
+ROUTER_FIRST = (
+    "The router terminates TLS, authenticates the tenant key and looks up the tenant's quota in a\n"
+    "local cache that refreshes every ten seconds."
+)
+OBSERVABILITY_FIRST = (
+    "Every request logs tenant, model, prompt tokens, output tokens, time to first token and total\n"
+    "latency."
+)
+CAPACITY_SENTENCE = "carries about 96 streams, so 2,000 streams need 21 GPUs for decode alone."
+ROLLOUT_FIRST = "We roll out one region at a time, starting with Zürich, behind a per-tenant flag."
+
+
 # --------------------------------------------------------------------------- edit helpers
 
 
@@ -137,6 +150,26 @@ def to_lf(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
+def rewrite_elsewhere(text: str) -> str:
+    """Reword paragraphs in four other sections (the edits that come with a reorder)."""
+    return chain(
+        sub(
+            ROUTER_FIRST,
+            "TLS ends at the router, which checks the tenant key and reads the tenant's quota from a\n"
+            "cache refreshed every ten seconds.",
+        ),
+        sub(
+            OBSERVABILITY_FIRST,
+            "Each request records the tenant, the model, token counts both ways, time to first\n"
+            "token and end-to-end latency.",
+        ),
+        sub(CAPACITY_SENTENCE, "serves roughly 96 streams; 2,000 streams therefore need 21 GPUs."),
+        sub(
+            ROLLOUT_FIRST, "Rollout goes region by region, Zürich first, behind a flag per tenant."
+        ),
+    )(text)
+
+
 def reverse_goals(text: str) -> str:
     block = "".join(GOALS)
     assert text.count(block) == 1
@@ -185,6 +218,86 @@ def S(  # noqa: N802 - a short constructor keeps the scenario list readable
 
 
 SCENARIOS: list[Scenario] = [
+    # Section moves (issue 12): a passage verbatim once in the new text, whose only old
+    # occurrence left its old place, lands `moved` whatever happened around it.
+    S(
+        "section moved above another",
+        TENANT_KEYS,
+        move(SECURITY, "## Capacity and cost"),
+        "moved",
+        TENANT_KEYS,
+    ),
+    S(
+        "section moved to the top",
+        SECURITY_LOGS,
+        move(SECURITY, "## Context"),
+        "moved",
+        SECURITY_LOGS,
+    ),
+    S(
+        "section moved, paragraphs rewritten elsewhere",
+        SECURITY_LOGS,
+        chain(move(SECURITY, "## Architecture"), rewrite_elsewhere),
+        "moved",
+        SECURITY_LOGS,
+    ),
+    S(
+        "section moved, its first sentence annotated, edits elsewhere",
+        TENANT_KEYS,
+        chain(move(SECURITY, "## Architecture"), rewrite_elsewhere),
+        "moved",
+        TENANT_KEYS,
+    ),
+    S(
+        "section moved, the annotated sentence's neighbour rewritten",
+        SECURITY_LOGS,
+        chain(
+            move(SECURITY, "## Architecture"),
+            sub(TENANT_KEYS, "Keys are stored as salted hashes and compared in constant time."),
+            rewrite_elsewhere,
+        ),
+        "moved",
+        SECURITY_LOGS,
+    ),
+    S(
+        "section moved to the top, its other sentence rewritten",
+        TENANT_KEYS,
+        chain(
+            move(SECURITY, "## Context"),
+            sub("written to logs; only their token counts are.", "logged; only token counts are."),
+            rewrite_elsewhere,
+        ),
+        "moved",
+        TENANT_KEYS,
+    ),
+    S(
+        "section deleted, a look-alike sentence elsewhere",
+        TENANT_KEYS,
+        chain(
+            sub(SECURITY, ""),
+            insert_after(
+                "## Failure modes\n\n",
+                "Tenant keys are hashed at rest and compared in constant time by the router.\n\n",
+            ),
+            rewrite_elsewhere,
+        ),
+        "orphaned",
+    ),
+    S(
+        "section moved with the sentence reworded, a look-alike elsewhere",
+        TENANT_KEYS,
+        chain(
+            move(SECURITY, "## Architecture"),
+            sub(TENANT_KEYS, "Tenant keys are hashed at rest and compared in fixed time."),
+            insert_after(
+                "## Failure modes\n\n",
+                "Tenant keys are hashed at rest and compared in constant time by every router.\n\n",
+            ),
+            rewrite_elsewhere,
+        ),
+        "fuzzy|orphaned",
+        "Tenant keys are hashed at rest and compared in fixed time.",
+    ),
     S("unchanged", EVICTED, same, "exact", EVICTED),
     S(
         "paragraph inserted far before",
