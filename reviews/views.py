@@ -30,14 +30,17 @@ from .models import (
     DesignDoc,
     DocRevision,
     Review,
+    Verdict,
 )
 from .rendering import markdown_render, source_render
 from .selectors import (
-    annotation_list,
+    annotation_threads,
     checklist_coverage,
     checklist_list,
     doc_get_for_user,
     doc_list_visible,
+    doc_review_rows,
+    open_issue_list,
     review_get_for_user,
     review_list_for_doc,
     review_list_for_user,
@@ -53,6 +56,7 @@ from .services import (
     review_submit,
     review_update,
 )
+from .thread_pages import EditView, ThreadView, history_of, open_issue_views, thread_of
 
 AREA_LABELS = dict(Area.choices)
 COVERAGE_SEGMENTS = [
@@ -160,6 +164,11 @@ def _doc_page(
         None,
     )
     is_author = doc.author_id == request.user.pk
+    open_issues = open_issue_views(
+        open_issue_list(user=request.user, doc=doc, latest=latest),
+        user_id=request.user.pk,
+        doc_author_id=doc.author_id,
+    )
     return render(
         request,
         "reviews/doc_detail.html",
@@ -178,6 +187,10 @@ def _doc_page(
             else (text if viewed.pk == latest.pk else revision_text(revision=latest)),
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
+            "review_rows": doc_review_rows(user=request.user, doc=doc),
+            "open_issues": open_issues,
+            "issue_statuses": Annotation.Status.choices,
+            "compare_old": revisions[-2] if len(revisions) > 1 else None,
         },
         status=status,
     )
@@ -249,6 +262,9 @@ class AnnotationView:
     trail: list[AnnotationAnchor]
     can_change_status: bool
     can_reattach: bool
+    thread: ThreadView
+    history: tuple[EditView, ...]
+    can_edit_content: bool  # its author, after submission (drafts edit in place)
 
     @property
     def status_here(self) -> str:
@@ -295,7 +311,8 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     user_id = request.user.pk
     can_edit = review.status == Review.Status.DRAFT and review.reviewer_id == user_id
     views: list[AnnotationView] = []
-    for annotation in annotation_list(review=review):
+    submitted = review.status == Review.Status.SUBMITTED
+    for annotation in annotation_threads(review=review):
         trail = list(annotation.anchors.all())
         here = next((a for a in trail if a.revision_id == viewed.pk), None)
         may_status = user_id in (annotation.author_id, doc.author_id)
@@ -306,6 +323,14 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
                 trail=trail,
                 can_change_status=may_status,
                 can_reattach=may_status and viewed.number > review.revision.number,
+                thread=thread_of(
+                    annotation.pk,
+                    list(annotation.replies.all()),
+                    user_id=user_id,
+                    submitted=submitted,
+                ),
+                history=history_of(list(annotation.edits.all())),
+                can_edit_content=submitted and annotation.author_id == user_id,
             )
         )
     highlights = [
@@ -349,6 +374,7 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
             "severities": Annotation.Severity.choices,
             "issue_statuses": Annotation.Status.choices,
             "is_doc_author": doc.author_id == user_id,
+            "verdicts": Verdict.choices,
             **_checklist_context(review, can_edit),
         },
     )
@@ -400,7 +426,10 @@ def review_submit_view(request: HttpRequest, review_id: int) -> HttpResponse:
     review = _review_or_404(request, review_id)
     try:
         review, changed = review_submit(
-            actor=request.user, review=review, summary=request.POST.get("summary")
+            actor=request.user,
+            review=review,
+            summary=request.POST.get("summary"),
+            verdict=request.POST.get("verdict") or None,
         )
     except Forbidden as exc:
         raise PermissionDenied(exc.message) from None

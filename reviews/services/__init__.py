@@ -16,7 +16,9 @@ from .annotations import (
     selector_resolve,
 )
 from .documents import constraints_clean, doc_constraints_set, doc_create, doc_revision_create
-from .reviews import review_create, review_submit, review_update
+from .inbox import inbox_mark_read
+from .reviews import review_create, review_submit, review_update, verdict_clean
+from .threads import reply_create, reply_update
 
 __all__ = [
     "annotation_create",
@@ -27,9 +29,13 @@ __all__ = [
     "doc_constraints_set",
     "doc_create",
     "doc_revision_create",
+    "inbox_mark_read",
+    "reply_create",
+    "reply_update",
     "review_create",
     "review_risks_rank",
     "review_submit",
     "review_update",
     "selector_resolve",
+    "verdict_clean",
 ]
