@@ -443,7 +443,7 @@ def inbox_list_for_user(*, user: User) -> QuerySet[InboxItem]:
     if not user.is_authenticated:
         return InboxItem.objects.none()
     return (
-        InboxItem.objects.filter(recipient=user)
+        InboxItem.objects.filter(recipient_id=user.pk)
         .select_related(
             "actor", "review", "review__revision__doc", "annotation", "reply", "revision"
         )
@@ -454,7 +454,7 @@ def inbox_list_for_user(*, user: User) -> QuerySet[InboxItem]:
 def inbox_unread_count(*, user: User) -> int:
     if not user.is_authenticated:
         return 0
-    return InboxItem.objects.filter(recipient=user, read_at__isnull=True).count()
+    return InboxItem.objects.filter(recipient_id=user.pk, read_at__isnull=True).count()
 
 
 def inbox_item_get_for_user(*, user: User, item_id: Any) -> InboxItem:

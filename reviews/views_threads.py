@@ -5,12 +5,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
 
 from common.exceptions import Forbidden
 
@@ -40,6 +42,13 @@ from .thread_pages import (
 )
 
 INBOX_PAGE = 100
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request that went through django-htmx's middleware."""
+
+    htmx: HtmxDetails
+    user: User  # every view here requires a signed-in account
 
 
 def _or_404(fn: Any, **kwargs: Any) -> Any:
@@ -82,7 +91,7 @@ def _thread_response(
 
 @login_required
 @require_POST
-def reply_create_view(request: HttpRequest, annotation_id: int) -> HttpResponse:
+def reply_create_view(request: HtmxHttpRequest, annotation_id: int) -> HttpResponse:
     annotation = _or_404(annotation_get_for_user, user=request.user, annotation_id=annotation_id)
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#ann-{annotation.pk}"
     try:
@@ -99,7 +108,7 @@ def reply_create_view(request: HttpRequest, annotation_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def reply_edit_view(request: HttpRequest, reply_id: int) -> HttpResponse:
+def reply_edit_view(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
     reply = _or_404(reply_get_for_user, user=request.user, reply_id=reply_id)
     annotation = annotation_get_for_user(user=request.user, annotation_id=reply.annotation_id)
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#reply-{reply.pk}"
@@ -119,7 +128,7 @@ def reply_edit_view(request: HttpRequest, reply_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def annotation_edit_view(request: HttpRequest, annotation_id: int) -> HttpResponse:
+def annotation_edit_view(request: HtmxHttpRequest, annotation_id: int) -> HttpResponse:
     """The annotation's author corrects it after submission (the earlier text is kept)."""
     annotation = _or_404(annotation_get_for_user, user=request.user, annotation_id=annotation_id)
     changes = {
@@ -141,7 +150,7 @@ def annotation_edit_view(request: HttpRequest, annotation_id: int) -> HttpRespon
 
 
 @login_required
-def revision_diff_view(request: HttpRequest, doc_id: int) -> HttpResponse:
+def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
     """`?a=` (older side) and `?b=` (newer side): revision ids of the document; by default
     the latest revision against the one before it."""
     doc = _or_404(doc_get_for_user, user=request.user, doc_id=doc_id)
@@ -189,7 +198,7 @@ def revision_diff_view(request: HttpRequest, doc_id: int) -> HttpResponse:
 
 
 @login_required
-def inbox_view(request: HttpRequest) -> HttpResponse:
+def inbox_view(request: HtmxHttpRequest) -> HttpResponse:
     items = list(inbox_list_for_user(user=request.user)[:INBOX_PAGE])
     return render(
         request,
@@ -199,7 +208,7 @@ def inbox_view(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def inbox_open_view(request: HttpRequest, item_id: int) -> HttpResponse:
+def inbox_open_view(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     """Follow an inbox item to what it is about, marking it read."""
     item = _or_404(inbox_item_get_for_user, user=request.user, item_id=item_id)
     inbox_mark_read(actor=request.user, ids=[item.pk])
@@ -208,7 +217,7 @@ def inbox_open_view(request: HttpRequest, item_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def inbox_read_view(request: HttpRequest) -> HttpResponse:
+def inbox_read_view(request: HtmxHttpRequest) -> HttpResponse:
     changed = inbox_mark_read(actor=request.user)
     if changed:
         messages.success(request, f"Marked {changed} item{'s' if changed != 1 else ''} read.")

@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 def inbox_mark_read(*, actor: AbstractBaseUser, ids: list[int] | None = None) -> int:
     """Mark the actor's unread items read: those in `ids`, or all. Returns how many changed;
     ids that are not the actor's are ignored (a repeated call changes nothing)."""
-    items = InboxItem.objects.filter(recipient=actor, read_at__isnull=True)
+    items = InboxItem.objects.filter(recipient_id=actor.pk, read_at__isnull=True)
     if ids is not None:
         items = items.filter(pk__in=ids)
     changed = items.update(read_at=timezone.now())

@@ -48,7 +48,7 @@ def reply_create(*, actor: AbstractBaseUser, annotation: Annotation, body: str) 
     participants = set(
         Reply.objects.filter(annotation=annotation).values_list("author_id", flat=True)
     )
-    reply = Reply.objects.create(annotation=annotation, author=actor, body=body)
+    reply = Reply.objects.create(annotation=annotation, author_id=actor.pk, body=body)
     inbox_notify_reply(reply=reply, annotation=annotation, participant_ids=participants)
     logger.info(
         "reply.created",

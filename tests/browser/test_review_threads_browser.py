@@ -52,7 +52,9 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
 
     # 3. The author replies in the KV thread (htmx swaps the thread in place).
     thread = author.locator(f"#thread-{kv.pk}")
-    thread.get_by_label("Reply").fill("We cap prompts at **16k** tokens; see the [limits](https://example.com/limits).")
+    thread.get_by_label("Reply").fill(
+        "We cap prompts at **16k** tokens; see the [limits](https://example.com/limits)."
+    )
     thread.get_by_role("button", name="Reply").click()
     author.locator(f"#thread-{kv.pk} .reply").first.wait_for()
     reply = Reply.objects.get(annotation=kv)

@@ -84,7 +84,10 @@ def count(fetch) -> int:
 
 def test_doc_page_review_page_and_thread_apis_do_not_grow():
     counts = []
-    for size in ({"revisions": 2, "reviews": 2, "replies": 1}, {"revisions": 5, "reviews": 7, "replies": 5}):
+    for size in (
+        {"revisions": 2, "reviews": 2, "replies": 1},
+        {"revisions": 5, "reviews": 7, "replies": 5},
+    ):
         author, doc, review, revisions = build(**size)
         client = Client()
         client.force_login(author)
@@ -97,7 +100,9 @@ def test_doc_page_review_page_and_thread_apis_do_not_grow():
         latest, first = revisions[-1], revisions[0]
         counts.append(
             {
-                "doc page": count(lambda doc=doc, client=client: client.get(f"/reviews/d/{doc.pk}/")),
+                "doc page": count(
+                    lambda doc=doc, client=client: client.get(f"/reviews/d/{doc.pk}/")
+                ),
                 "review page": count(
                     lambda review=review, client=client: client.get(f"/reviews/r/{review.pk}/")
                 ),
