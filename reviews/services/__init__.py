@@ -4,7 +4,10 @@ explicit acting user.
 Rules kept here (DESIGN.md §6): revisions are written once, as textstore deltas against the
 previous revision; only a document's author adds revisions or edits its constraints; a review
 is edited only by its reviewer and only while it is a draft; an annotation's issue status may be
-changed by the document's author or the annotation's author, also after submission.
+changed by the document's author or the annotation's author, also after submission; after
+submission anyone who can see a review may reply under its annotations, and authors may edit
+their annotations and replies, the earlier text kept. Inbox rows are written in the transaction
+of the event they announce.
 """
 
 from .annotations import (
