@@ -5,10 +5,12 @@ orphaned annotations marked; the reviewer finds the reply in the inbox (nav badg
 import pytest
 
 from reviews.models import AnnotationAnchor, InboxItem, Reply, Review
+from reviews.services import annotation_update, reply_create, reply_update, review_submit
+from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401 (fixture)
 from tests.browser.test_reviews_browser import login
 from tests.factories import make_user
 from tests.reviews.factories import annotate, make_doc, make_review
-from tests.reviews.threads_fixtures import KV, REVISED, ROUTER
+from tests.reviews.threads_fixtures import KV, REVISED, ROUTER, revise
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -130,3 +132,43 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     edited.locator(".history summary").click()
     assert "60 GB" in edited.locator(".history-body").inner_text()
     reviewer.locator(f"#ann-{kv.pk}").screenshot(path=artifacts_dir / "6-edited-reply.png")
+
+
+def test_thread_pages_have_no_wcag_violations(new_page, axe_source, artifacts_dir):  # noqa: F811
+    """The pages this issue adds or changes pass axe-core's WCAG 2 A/AA rules: the review page
+    with threads, edits and a verdict, the document page with the author's view, the revision
+    diff and the inbox."""
+    ada, bob = make_user("ada"), make_user("bob")
+    doc, r1 = make_doc(ada, title="Token-streaming inference gateway")
+    review = make_review(bob, r1)
+    kv = annotate(review, KV, severity="blocker", body="No room for 32k prompts.")
+    annotate(review, ROUTER, kind="question", severity="minor", body="Who rotates keys?")
+    review_submit(actor=bob, review=review, verdict="request-changes")
+    annotation_update(actor=bob, annotation=kv, changes={"body": "No room for 32k prompts!"})
+    reply = reply_create(actor=ada, annotation=kv, body="We cap at **16k**.")
+    reply_update(actor=ada, reply=reply, body="We cap at **16k** tokens.")
+    revise(ada, doc)
+    paths = {
+        "doc (author)": (ada, f"/reviews/d/{doc.pk}/"),
+        "diff": (ada, f"/reviews/d/{doc.pk}/diff/"),
+        "inbox (author)": (ada, "/reviews/inbox/"),
+        "review (reviewer)": (bob, f"/reviews/r/{review.pk}/"),
+        "inbox (reviewer)": (bob, "/reviews/inbox/"),
+    }
+    pages = {}
+    found = {}
+    for name, (user, path) in paths.items():
+        if user.username not in pages:
+            pages[user.username] = new_page()
+            login(pages[user.username], user.username)
+        page = pages[user.username]
+        response = page.goto(path)
+        assert response is not None and response.status == 200, name
+        page.wait_for_load_state("networkidle")
+        page.locator("details").evaluate_all("els => els.forEach(e => e.open = true)")
+        found[name] = axe_violations(page, axe_source)
+        page.screenshot(
+            path=artifacts_dir / f"{name.split()[0]}-{user.username}.png", full_page=True
+        )
+    report = [f"{name}: {v}" for name, violations in found.items() for v in violations]
+    assert report == [], "\n".join(report)
