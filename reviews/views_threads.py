@@ -79,13 +79,20 @@ def _thread(request: HttpRequest, annotation: Annotation) -> ThreadView:
 
 
 def _thread_response(
-    request: HttpRequest, annotation: Annotation, *, error: str = "", status: int = 200
+    request: HttpRequest, annotation: Annotation, *, error: str = "", draft: str = ""
 ) -> HttpResponse:
+    """The thread partial for htmx to swap in. A refused reply comes back as 200 with the
+    error and the typed text kept (htmx does not swap 4xx responses); the JSON API is where
+    bad input answers 400."""
     return render(
         request,
         "reviews/_thread.html",
-        {"thread": _thread(request, annotation), "thread_error": error, "next": ""},
-        status=status,
+        {
+            "thread": _thread(request, annotation),
+            "thread_error": error,
+            "draft": draft,
+            "next": "",
+        },
     )
 
 
@@ -94,11 +101,12 @@ def _thread_response(
 def reply_create_view(request: HtmxHttpRequest, annotation_id: int) -> HttpResponse:
     annotation = _or_404(annotation_get_for_user, user=request.user, annotation_id=annotation_id)
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#ann-{annotation.pk}"
+    body = request.POST.get("body", "")
     try:
-        reply_create(actor=request.user, annotation=annotation, body=request.POST.get("body", ""))
+        reply_create(actor=request.user, annotation=annotation, body=body)
     except ReviewsError as error:
         if request.htmx:
-            return _thread_response(request, annotation, error=error.message, status=400)
+            return _thread_response(request, annotation, error=error.message, draft=body)
         messages.error(request, error.message)
         return redirect(_back(request, default))
     if request.htmx:
@@ -118,7 +126,7 @@ def reply_edit_view(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
         raise PermissionDenied(error.message) from None
     except ReviewsError as error:
         if request.htmx:
-            return _thread_response(request, annotation, error=error.message, status=400)
+            return _thread_response(request, annotation, error=error.message)
         messages.error(request, error.message)
         return redirect(_back(request, default))
     if request.htmx:

@@ -450,3 +450,12 @@ def test_orphan_notices_once_per_revision_and_not_for_your_own_revision(doc, rev
     annotate(self_review, "Serve 2,000 concurrent streams per region")
     revise(author, doc[0], REVISED.replace("Serve 2,000", "Handle 9"))
     assert not InboxItem.objects.filter(recipient=author, kind="orphaned").exists()
+
+
+def test_the_export_carries_the_verdict(review):
+    submitted(review, verdict="request-changes")
+    api = api_client_for(review.reviewer)
+    data = api.get(f"/api/v1/reviews/{review.pk}/export/?format=json").json()
+    assert data["review"]["verdict"] == "request-changes"
+    markdown = api.get(f"/api/v1/reviews/{review.pk}/export/?format=markdown").content.decode()
+    assert "Verdict: **Request changes**" in markdown
