@@ -215,6 +215,10 @@ def _segments(row: Row, side: str, markers: tuple[Marker, ...]) -> tuple[Segment
     )
 
 
+# What the page marks: annotations whose place changed. `exact` (same offsets) is left plain.
+MARKED_STATUSES = ("moved", "fuzzy", "orphaned")
+
+
 def diff_rows_view(
     diff: RevisionDiff, annotations: dict[int, Annotation], *, new_revision_id: int
 ) -> list[RowView | FoldView]:
@@ -238,16 +242,21 @@ def diff_rows_view(
         )
 
     def view(row: Row) -> RowView:
+        shown = tuple(m for m in row.markers if m.status in MARKED_STATUSES)
         return RowView(
             op=row.op,
-            old_segments=_segments(row, "old", row.markers),
-            new_segments=_segments(row, "new", row.markers),
-            marks=tuple(mark(m) for m in row.markers),
+            old_segments=_segments(row, "old", shown),
+            new_segments=_segments(row, "new", shown),
+            marks=tuple(mark(m) for m in shown),
         )
 
-    # An unchanged paragraph carrying a moved annotation stays in sight.
+    # Unchanged paragraphs fold even when an annotation merely moved with them (the fold says
+    # how many); one whose annotation landed only fuzzily, or lost it, stays in sight.
     folded = fold_unchanged(
-        list(diff.rows), unchanged=lambda row: row.unchanged and not row.markers
+        list(diff.rows),
+        unchanged=lambda row: (
+            row.unchanged and not any(m.status in ("fuzzy", "orphaned") for m in row.markers)
+        ),
     )
     out: list[RowView | FoldView] = []
     for item in folded:

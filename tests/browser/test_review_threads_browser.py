@@ -79,6 +79,11 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     # its passage was.
     author.get_by_role("link", name="Compare r1 → r2").click()
     author.wait_for_selector(".rdiff")
+    # The moved one rides along in an unchanged paragraph: folded, and the fold says so.
+    kv_fold = author.locator("details.rdiff-fold", has=author.locator(f'[data-ann-id="{kv.pk}"]'))
+    assert "1 moved annotation" in kv_fold.locator("summary").inner_text()
+    assert not author.locator(f'.rdiff-annotation[data-ann-id="{kv.pk}"]').is_visible()
+    kv_fold.locator("summary").click()
     moved = author.locator(f'.rdiff-annotation[data-ann-id="{kv.pk}"]')
     orphaned = author.locator(f'.rdiff-annotation[data-ann-id="{router.pk}"]')
     assert moved.get_attribute("data-status") == "moved" and moved.is_visible()
@@ -90,7 +95,7 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     removed = author.locator(".rdiff-delete .rdiff-mark-orphaned").first
     assert ROUTER in removed.inner_text()
     assert author.locator(".rdiff-mark", has_text=KV).count() == 1
-    # Unchanged paragraphs far from any change are folded, and open on demand.
+    # Other unchanged paragraphs stay folded until asked for.
     fold = author.locator("details.rdiff-fold").first
     assert not fold.locator(".rdiff-row").first.is_visible()
     author.screenshot(path=artifacts_dir / "3-revision-diff.png", full_page=True)
