@@ -17,7 +17,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -26,9 +28,11 @@ from common.textdiff import Fold, fold_unchanged  # noqa: E402
 from reviews.anchoring import anchors_locate  # noqa: E402
 from reviews.revision_diff import AnchorPair, revision_diff_compute  # noqa: E402
 
+T = TypeVar("T")
 
-def timed(fn, runs: int) -> tuple[float, object]:
-    samples, result = [], None
+
+def timed(fn: Callable[[], T], runs: int) -> tuple[float, T]:
+    samples = []
     for _ in range(runs):
         forget_caches()
         started = time.perf_counter()
@@ -48,7 +52,11 @@ def measure(target: int, runs: int) -> float:
             annotation_id=index,
             review_id=1,
             old_span=(selector.start, selector.end),
-            new_span=(anchor.start, anchor.end) if anchor.start is not None else None,
+            new_span=(
+                (anchor.start, anchor.end)
+                if anchor.start is not None and anchor.end is not None
+                else None
+            ),
             new_status=str(anchor.status),
             new_score=anchor.score,
         )

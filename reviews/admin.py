@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from common.admin import ReadOnlyAdmin
+
 from .models import (
     Annotation,
     AnnotationAnchor,
@@ -11,19 +13,6 @@ from .models import (
     Reply,
     Review,
 )
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Viewable in the admin, never added, changed or deleted there (services own writes)."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class RevisionInline(admin.TabularInline):

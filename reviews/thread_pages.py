@@ -1,5 +1,5 @@
 """Read models of the threads, the author's view, the revision diff page and the inbox: small
-frozen dataclasses built from rows the selectors loaded (no queries here)."""
+frozen dataclasses built from rows the selectors load."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -7,11 +7,21 @@ from typing import Any
 
 from django.urls import reverse
 
+from common.auth import Viewer
 from common.textdiff import Fold, fold_unchanged
 
-from .models import Annotation, AnnotationAnchor, BodyEdit, DocRevision, InboxItem, Reply
+from .models import (
+    Annotation,
+    AnnotationAnchor,
+    BodyEdit,
+    DesignDoc,
+    DocRevision,
+    InboxItem,
+    Reply,
+)
 from .rendering import comment_render
 from .revision_diff import AnchorPair, Marker, RevisionDiff, Row, marked_segments
+from .selectors import DocReviewRow, doc_review_rows, open_issue_list
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,37 @@ def open_issue_views(
             )
         )
     return views
+
+
+@dataclass(frozen=True)
+class AuthorView:
+    """The document page's view of its reviews: every review the user may see, the open
+    issues across them (worst first), and the revisions to compare by default."""
+
+    review_rows: list[DocReviewRow]
+    open_issues: list[OpenIssueView]
+    compare_old: DocRevision | None
+    latest: DocRevision
+
+    @property
+    def issue_statuses(self) -> list[tuple[str, str]]:
+        return list(Annotation.Status.choices)
+
+
+def author_view_build(*, user: Viewer, doc: DesignDoc, revisions: list[DocRevision]) -> AuthorView:
+    """Reviews with verdicts and open counts (one query), open issues with their threads and
+    anchors on the latest revision (five queries), whatever their number."""
+    latest = revisions[-1]
+    return AuthorView(
+        review_rows=doc_review_rows(user=user, doc=doc),
+        open_issues=open_issue_views(
+            open_issue_list(user=user, doc=doc, latest=latest),
+            user_id=user.pk,
+            doc_author_id=doc.author_id,
+        ),
+        compare_old=revisions[-2] if len(revisions) > 1 else None,
+        latest=latest,
+    )
 
 
 # --- the revision diff page ------------------------------------------------------------------

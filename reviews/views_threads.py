@@ -5,15 +5,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
-from django_htmx.middleware import HtmxDetails
 
+from common.auth import request_actor
 from common.exceptions import Forbidden
 
 from .exceptions import NotFound, ReviewsError
@@ -40,15 +39,9 @@ from .thread_pages import (
     inbox_target_url,
     thread_of,
 )
+from .views import HtmxHttpRequest
 
 INBOX_PAGE = 100
-
-
-class HtmxHttpRequest(HttpRequest):
-    """A request that went through django-htmx's middleware."""
-
-    htmx: HtmxDetails
-    user: User  # every view here requires a signed-in account
 
 
 def _or_404(fn: Any, **kwargs: Any) -> Any:
@@ -103,7 +96,7 @@ def reply_create_view(request: HtmxHttpRequest, annotation_id: int) -> HttpRespo
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#ann-{annotation.pk}"
     body = request.POST.get("body", "")
     try:
-        reply_create(actor=request.user, annotation=annotation, body=body)
+        reply_create(actor=request_actor(request), annotation=annotation, body=body)
     except ReviewsError as error:
         if request.htmx:
             return _thread_response(request, annotation, error=error.message, draft=body)
@@ -121,7 +114,7 @@ def reply_edit_view(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
     annotation = annotation_get_for_user(user=request.user, annotation_id=reply.annotation_id)
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#reply-{reply.pk}"
     try:
-        reply_update(actor=request.user, reply=reply, body=request.POST.get("body", ""))
+        reply_update(actor=request_actor(request), reply=reply, body=request.POST.get("body", ""))
     except Forbidden as error:
         raise PermissionDenied(error.message) from None
     except ReviewsError as error:
@@ -146,7 +139,7 @@ def annotation_edit_view(request: HtmxHttpRequest, annotation_id: int) -> HttpRe
     }
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#ann-{annotation.pk}"
     try:
-        annotation_update(actor=request.user, annotation=annotation, changes=changes)
+        annotation_update(actor=request_actor(request), annotation=annotation, changes=changes)
     except Forbidden as error:
         raise PermissionDenied(error.message) from None
     except ReviewsError as error:
@@ -219,14 +212,14 @@ def inbox_view(request: HtmxHttpRequest) -> HttpResponse:
 def inbox_open_view(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     """Follow an inbox item to what it is about, marking it read."""
     item = _or_404(inbox_item_get_for_user, user=request.user, item_id=item_id)
-    inbox_mark_read(actor=request.user, ids=[item.pk])
+    inbox_mark_read(actor=request_actor(request), ids=[item.pk])
     return redirect(inbox_target_url(item))
 
 
 @login_required
 @require_POST
 def inbox_read_view(request: HtmxHttpRequest) -> HttpResponse:
-    changed = inbox_mark_read(actor=request.user)
+    changed = inbox_mark_read(actor=request_actor(request))
     if changed:
         messages.success(request, f"Marked {changed} item{'s' if changed != 1 else ''} read.")
     return redirect("reviews:inbox")

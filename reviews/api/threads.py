@@ -11,6 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.auth import request_actor
+
 from ..exceptions import NotFound, ReviewsError
 from ..models import AnnotationAnchor, BodyEdit, InboxItem, Reply, Review, Verdict
 from ..rendering import comment_render
@@ -72,7 +74,7 @@ class AnnotationReplyListCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         reply = reply_create(
-            actor=request.user, annotation=annotation, body=data.validated_data["body"]
+            actor=request_actor(request), annotation=annotation, body=data.validated_data["body"]
         )
         return Response(ReplySerializer(reply).data, status=status.HTTP_201_CREATED)
 
@@ -93,7 +95,9 @@ class ReplyDetailApi(APIView):
         reply = reply_get_for_user(user=request.user, reply_id=reply_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        reply, _ = reply_update(actor=request.user, reply=reply, body=data.validated_data["body"])
+        reply, _ = reply_update(
+            actor=request_actor(request), reply=reply, body=data.validated_data["body"]
+        )
         return Response(ReplySerializer(reply).data)
 
 
@@ -318,7 +322,7 @@ class InboxReadApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        changed = inbox_mark_read(actor=request.user, ids=data.validated_data.get("ids"))
+        changed = inbox_mark_read(actor=request_actor(request), ids=data.validated_data.get("ids"))
         return Response(
             self.OutputSerializer(
                 {"changed": changed, "unread": inbox_unread_count(user=request.user)}

@@ -3,7 +3,7 @@ make events happen, see reviews/notifications.py)."""
 
 import logging
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,7 +13,7 @@ logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
-def inbox_mark_read(*, actor: AbstractBaseUser, ids: list[int] | None = None) -> int:
+def inbox_mark_read(*, actor: User, ids: list[int] | None = None) -> int:
     """Mark the actor's unread items read: those in `ids`, or all. Returns how many changed;
     ids that are not the actor's are ignored (a repeated call changes nothing)."""
     items = InboxItem.objects.filter(recipient_id=actor.pk, read_at__isnull=True)

@@ -4,7 +4,7 @@ the earlier text kept (a write-once history)."""
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,7 +32,7 @@ def reply_body_clean(body: Any) -> str:
 
 
 @transaction.atomic
-def reply_create(*, actor: AbstractBaseUser, annotation: Annotation, body: str) -> Reply:
+def reply_create(*, actor: User, annotation: Annotation, body: str) -> Reply:
     """Reply to an annotation of a submitted review; anyone who can see the review may.
 
     Draft annotations are private (callers find them only through a selector scoped to the
@@ -58,7 +58,7 @@ def reply_create(*, actor: AbstractBaseUser, annotation: Annotation, body: str) 
 
 
 @transaction.atomic
-def reply_update(*, actor: AbstractBaseUser, reply: Reply, body: str) -> tuple[Reply, bool]:
+def reply_update(*, actor: User, reply: Reply, body: str) -> tuple[Reply, bool]:
     """Edit a reply (its author only); returns (reply, changed). The earlier text is kept as
     a BodyEdit; the same text again changes nothing."""
     if reply.author_id != actor.pk:

@@ -6,7 +6,6 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from reviews.reanchor import revision_anchors_compute
 from reviews.services import (
     annotation_create,
     annotation_update,
@@ -15,6 +14,7 @@ from reviews.services import (
     reply_update,
     review_submit,
 )
+from reviews.services.anchors import revision_anchors_write
 from tests.factories import api_client_for, make_user
 from tests.reviews.factories import DOC, make_doc, make_review
 from tests.reviews.threads_fixtures import KV, ROUTER
@@ -70,7 +70,7 @@ def build(*, revisions: int, reviews: int, replies: int):
                 )
                 if n == 0:
                     reply_update(actor=author, reply=reply, body="Edited reply")
-    revision_anchors_compute(revision=all_revisions[-1])
+    revision_anchors_write(revision=all_revisions[-1])
     return author, doc, first_review, all_revisions
 
 

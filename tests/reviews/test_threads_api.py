@@ -441,9 +441,9 @@ def test_inbox_lists_marks_read_and_is_private(doc, review, author, reviewer, th
 def test_orphan_notices_once_per_revision_and_not_for_your_own_revision(doc, review, author):
     _, router = submitted(review)
     revise(author, doc[0])
-    from reviews.reanchor import revision_anchors_compute
+    from reviews.services.anchors import revision_anchors_write
 
-    revision_anchors_compute(revision=doc[0].revisions.order_by("-number").first())  # a replay
+    revision_anchors_write(revision=doc[0].revisions.order_by("-number").first())  # a replay
     assert InboxItem.objects.filter(kind="orphaned").count() == 1
     # A document author who annotates their own doc is not told about their own revision.
     self_review = make_review(author, doc[1])

@@ -15,9 +15,9 @@ REVISED = PREFACE + DOC.replace(
 
 def revise(author, doc, body: str = REVISED, message: str = ""):
     """Save a revision and re-anchor onto it, as the after-commit task would."""
-    from reviews.reanchor import revision_anchors_compute
     from reviews.services import doc_revision_create
+    from reviews.services.anchors import revision_anchors_write
 
     revision, _ = doc_revision_create(actor=author, doc=doc, body=body, message=message)
-    revision_anchors_compute(revision=revision)
+    revision_anchors_write(revision=revision)
     return revision
