@@ -162,7 +162,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"ShareAccessEnum": "playground.models.ShareLink.Access"},
+    "ENUM_NAME_OVERRIDES": {
+        "ShareAccessEnum": "playground.models.ShareLink.Access",
+        "SourceEnum": "questionbank.models.Source",
+    },
 }
 
 # Celery: a broker URL means real workers; without one, tasks run eagerly in-process.
