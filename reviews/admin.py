@@ -2,7 +2,17 @@ from django.contrib import admin
 
 from common.admin import ReadOnlyAdmin
 
-from .models import Annotation, AnnotationAnchor, ChecklistItem, DesignDoc, DocRevision, Review
+from .models import (
+    Annotation,
+    AnnotationAnchor,
+    BodyEdit,
+    ChecklistItem,
+    DesignDoc,
+    DocRevision,
+    InboxItem,
+    Reply,
+    Review,
+)
 
 
 class RevisionInline(admin.TabularInline):
@@ -70,3 +80,26 @@ class AnnotationAnchorAdmin(ReadOnlyAdmin):
     list_display = ("annotation", "revision", "status", "start", "end", "score", "manual")
     list_select_related = ("revision",)
     list_filter = ("status", "manual")
+
+
+@admin.register(Reply)
+class ReplyAdmin(ReadOnlyAdmin):
+    """Replies are written and edited by their authors through the app (history kept)."""
+
+    list_display = ("id", "annotation", "author", "created_at", "edited_at")
+    list_select_related = ("author",)
+    search_fields = ("body",)
+
+
+@admin.register(BodyEdit)
+class BodyEditAdmin(ReadOnlyAdmin):
+    """The edit history is written once."""
+
+    list_display = ("id", "annotation", "reply", "written_at", "replaced_at")
+
+
+@admin.register(InboxItem)
+class InboxItemAdmin(ReadOnlyAdmin):
+    list_display = ("id", "recipient", "kind", "actor", "created_at", "read_at")
+    list_select_related = ("recipient", "actor")
+    list_filter = ("kind",)

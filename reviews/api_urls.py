@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .api import annotations, docs, export, reviews
+from .api import annotations, docs, export, reviews, threads
 
 urlpatterns = [
     path("docs/", docs.DocListCreateApi.as_view(), name="api-doc-list"),
@@ -52,4 +52,28 @@ urlpatterns = [
         annotations.AnnotationReattachApi.as_view(),
         name="api-annotation-reattach",
     ),
+    path(
+        "annotations/<int:annotation_id>/replies/",
+        threads.AnnotationReplyListCreateApi.as_view(),
+        name="api-annotation-replies",
+    ),
+    path(
+        "annotations/<int:annotation_id>/history/",
+        threads.AnnotationHistoryApi.as_view(),
+        name="api-annotation-history",
+    ),
+    path("replies/<int:reply_id>/", threads.ReplyDetailApi.as_view(), name="api-reply-detail"),
+    path(
+        "replies/<int:reply_id>/history/",
+        threads.ReplyHistoryApi.as_view(),
+        name="api-reply-history",
+    ),
+    path("docs/<int:doc_id>/reviews/", threads.DocReviewListApi.as_view(), name="api-doc-reviews"),
+    path(
+        "revisions/<int:revision_id>/diff/",
+        threads.RevisionDiffApi.as_view(),
+        name="api-revision-diff",
+    ),
+    path("inbox/", threads.InboxListApi.as_view(), name="api-inbox"),
+    path("inbox/read/", threads.InboxReadApi.as_view(), name="api-inbox-read"),
 ]

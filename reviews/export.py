@@ -8,12 +8,21 @@ revision are listed there only, with their quote.
 
 from typing import Any
 
-from .models import Annotation, AnnotationAnchor, Area, ChecklistItem, DocRevision, Review
+from .models import (
+    Annotation,
+    AnnotationAnchor,
+    Area,
+    ChecklistItem,
+    DocRevision,
+    Review,
+    Verdict,
+)
 from .selectors import checklist_coverage
 
 SEVERITY_ORDER = {value: index for index, value in enumerate(Annotation.Severity.values)}
 AREA_LABELS = dict(Area.choices)
 STATUS_LABELS = dict(ChecklistItem.Status.choices)
+VERDICT_LABELS = dict(Verdict.choices)
 
 # (JSON key, Markdown heading, kind), in export order after the risks.
 SECTIONS = [
@@ -97,6 +106,7 @@ def review_export_data(
             "revision_number": review.revision.number,
             "reviewer": review.reviewer.get_username(),
             "submitted_at": review.submitted_at.isoformat() if review.submitted_at else None,
+            "verdict": review.verdict,
             "summary": review.summary,
             "latest_revision": latest.pk,
             "latest_revision_number": latest.number,
@@ -153,6 +163,8 @@ def review_export_markdown(data: dict[str, Any]) -> str:
         f"anchors as of r{meta['latest_revision_number']}",
         "",
     ]
+    if meta.get("verdict"):
+        lines += [f"Verdict: **{VERDICT_LABELS.get(meta['verdict'], meta['verdict'])}**", ""]
     if meta["summary"]:
         lines += ["## Summary", "", meta["summary"], ""]
     lines += ["## Ranked risks", ""]

@@ -80,6 +80,14 @@ class DocRevision(WriteOnceModel):
         return f"{self.doc_id} r{self.number}"
 
 
+class Verdict(models.TextChoices):
+    """What a submitted review concludes (Gerrit's vote, GitHub's review state)."""
+
+    APPROVE = "approve", "Approve"
+    REQUEST_CHANGES = "request-changes", "Request changes"
+    COMMENT = "comment", "Comment"
+
+
 class Review(models.Model):
     """One reviewer's critique of one revision: draft (private) → submitted (read-only)."""
 
@@ -96,6 +104,13 @@ class Review(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    verdict = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        choices=[("", "None yet"), *Verdict.choices],
+        help_text="Set when the review is submitted: approve, request-changes or comment.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -107,6 +122,13 @@ class Review(models.Model):
                 condition=(Q(status="draft") & Q(submitted_at__isnull=True))
                 | (Q(status="submitted") & Q(submitted_at__isnull=False)),
                 name="review_submitted_at_iff_submitted",
+            ),
+            models.CheckConstraint(
+                condition=(Q(status="draft") & Q(verdict=""))
+                | (
+                    Q(status="submitted") & Q(verdict__in=["approve", "request-changes", "comment"])
+                ),
+                name="review_verdict_iff_submitted",
             ),
         ]
 
@@ -203,6 +225,9 @@ class Annotation(models.Model):
     status_changed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    edited_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last edit by its author after the review was submitted."
+    )
 
     class Meta:
         ordering = ["review", "id"]
@@ -286,3 +311,105 @@ class AnnotationAnchor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotation_id} in {self.revision_id}: {self.status}"
+
+
+class Reply(models.Model):
+    """One message in the thread under an annotation of a submitted review (Markdown)."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="replies")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_replies"
+    )
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["annotation", "created_at", "id"]
+        indexes = [models.Index(fields=["annotation", "created_at"], name="reply_thread_order")]
+
+    def __str__(self) -> str:
+        return f"reply {self.pk} on annotation {self.annotation_id}"
+
+
+class BodyEdit(WriteOnceModel):
+    """An earlier text of an annotation or a reply, kept when its author edited it.
+
+    Written once: the edit history is never rewritten. `fields` holds the annotation's other
+    content fields as they were (severity, area, kind, tradeoff, constraint).
+    """
+
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="edits"
+    )
+    reply = models.ForeignKey(
+        Reply, on_delete=models.CASCADE, null=True, blank=True, related_name="edits"
+    )
+    body = models.TextField(help_text="The text before the edit.")
+    fields = models.JSONField(default=dict, blank=True)
+    written_at = models.DateTimeField(help_text="When this text was written (or last edited).")
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["replaced_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(annotation__isnull=False) & Q(reply__isnull=True))
+                | (Q(annotation__isnull=True) & Q(reply__isnull=False)),
+                name="bodyedit_one_target",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        target = (
+            f"annotation {self.annotation_id}" if self.annotation_id else f"reply {self.reply_id}"
+        )
+        return f"earlier text of {target}"
+
+
+class InboxItem(models.Model):
+    """One in-app notification. Created by the service that made the event happen, in its
+    transaction."""
+
+    class Kind(models.TextChoices):
+        REVIEW_SUBMITTED = "review-submitted", "A review was submitted on your document"
+        REPLY = "reply", "Someone replied to your annotation"
+        ORPHANED = "orphaned", "Your annotation was orphaned by a new revision"
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inbox_items"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="+")
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    reply = models.ForeignKey(
+        Reply, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    revision = models.ForeignKey(
+        DocRevision, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["recipient", "read_at"], name="inbox_unread")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["recipient", "annotation", "revision"],
+                condition=Q(kind="orphaned"),
+                name="inbox_orphan_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.recipient_id}"

@@ -7,7 +7,8 @@ from django.utils.safestring import SafeString, mark_safe
 from .export import risk_order
 from .models import Annotation, AnnotationAnchor, Area, DocRevision, Review
 from .rendering import markdown_render, source_render
-from .selectors import annotation_list, revision_text
+from .selectors import annotation_threads, revision_text
+from .thread_pages import EditView, ThreadView, history_of, thread_of
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,9 @@ class AnnotationView:
     trail: list[AnnotationAnchor]
     can_change_status: bool
     can_reattach: bool
+    thread: ThreadView
+    history: tuple[EditView, ...]
+    can_edit_content: bool  # its author, after submission (drafts edit in place)
 
     @property
     def status_here(self) -> str:
@@ -87,8 +91,9 @@ class ReviewPage:
 
 def _annotation_views(review: Review, viewed: DocRevision, user_id: int) -> list[AnnotationView]:
     doc_author_id = review.revision.doc.author_id
+    submitted = review.status == Review.Status.SUBMITTED
     views = []
-    for annotation in annotation_list(review=review):
+    for annotation in annotation_threads(review=review):
         trail = list(annotation.anchors.all())
         may_status = user_id in (annotation.author_id, doc_author_id)
         views.append(
@@ -98,6 +103,14 @@ def _annotation_views(review: Review, viewed: DocRevision, user_id: int) -> list
                 trail=trail,
                 can_change_status=may_status,
                 can_reattach=may_status and viewed.number > review.revision.number,
+                thread=thread_of(
+                    annotation.pk,
+                    list(annotation.replies.all()),
+                    user_id=user_id,
+                    submitted=submitted,
+                ),
+                history=history_of(list(annotation.edits.all())),
+                can_edit_content=submitted and annotation.author_id == user_id,
             )
         )
     return views

@@ -262,3 +262,19 @@ def markdown_render(*, text: str, highlights: Iterable[Span] = ()) -> str:
 def source_render(*, text: str, highlights: Iterable[Span] = ()) -> str:
     """The Markdown source itself, escaped, as one offset span with `<mark>`s."""
     return f'<span data-s="0">{Highlights.build(highlights).html(text, 0)}</span>'
+
+
+_COMMENT_MD = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+COMMENT_TAGS = ALLOWED_TAGS - {"h1", "h2", "h3", "img", "mark", "span"}
+
+
+def comment_render(*, text: str) -> str:
+    """Sanitised HTML of a reply (Markdown; raw HTML is shown as text, images and big
+    headings are dropped, links get rel=nofollow)."""
+    return nh3.clean(
+        _COMMENT_MD.render(text),
+        tags=COMMENT_TAGS,
+        attributes={"a": {"href", "title"}, "code": {"class"}, "ol": {"start"}},
+        link_rel="noopener noreferrer nofollow",
+        url_schemes={"http", "https", "mailto"},
+    )

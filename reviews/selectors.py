@@ -7,9 +7,23 @@ not see raises NotFound, exactly like a missing id.
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
 from common.auth import Viewer
 from common.selectors import object_get_or_not_found, object_id_parse
@@ -18,7 +32,17 @@ from questionbank.selectors import question_by_slug
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound, ReviewsError
-from .models import Annotation, AnnotationAnchor, ChecklistItem, DesignDoc, DocRevision, Review
+from .models import (
+    Annotation,
+    AnnotationAnchor,
+    BodyEdit,
+    ChecklistItem,
+    DesignDoc,
+    DocRevision,
+    InboxItem,
+    Reply,
+    Review,
+)
 
 User = Viewer
 
@@ -254,3 +278,225 @@ def anchor_list(*, annotation: Annotation) -> QuerySet[AnnotationAnchor]:
         .select_related("revision")
         .order_by("revision__number")
     )
+
+
+# --- threads, the author's view, the inbox ---------------------------------------------------
+
+SEVERITY_ORDER = {"blocker": 0, "major": 1, "minor": 2, "nit": 3}
+
+
+def _edits_prefetch() -> Prefetch:
+    return Prefetch("edits", queryset=BodyEdit.objects.order_by("replaced_at", "id"))
+
+
+def _replies_prefetch() -> Prefetch:
+    return Prefetch(
+        "replies",
+        queryset=Reply.objects.select_related("author")
+        .prefetch_related(_edits_prefetch())
+        .order_by("created_at", "id"),
+    )
+
+
+def annotation_threads(*, review: Review) -> QuerySet[Annotation]:
+    """The review's annotations with anchors, replies (with their edits) and the annotation's
+    own edit history: five queries however many there are."""
+    return annotation_list(review=review).prefetch_related(_replies_prefetch(), _edits_prefetch())
+
+
+def reply_list(*, annotation: Annotation) -> QuerySet[Reply]:
+    """The thread under an annotation, oldest first, with authors (one query)."""
+    return (
+        Reply.objects.filter(annotation=annotation)
+        .select_related("author")
+        .order_by("created_at", "id")
+    )
+
+
+def reply_get_for_user(*, user: User, reply_id: Any) -> Reply:
+    """The reply if the user may see its review (every reply is on a submitted review)."""
+    if not user.is_authenticated:
+        raise NotFound
+    reply = (
+        Reply.objects.select_related("author", "annotation")
+        .filter(
+            Q(annotation__review__reviewer=user)
+            | Q(annotation__review__status=Review.Status.SUBMITTED),
+            pk=object_id_parse(reply_id),
+        )
+        .first()
+    )
+    if reply is None:
+        raise NotFound
+    return reply
+
+
+def body_edit_list(*, annotation: Annotation | None = None, reply: Reply | None = None):
+    """Earlier texts of an annotation or a reply, oldest first."""
+    if annotation is not None:
+        return BodyEdit.objects.filter(annotation=annotation).order_by("replaced_at", "id")
+    return BodyEdit.objects.filter(reply=reply).order_by("replaced_at", "id")
+
+
+@dataclass(frozen=True)
+class DocReviewRow:
+    """One review in the author's view of a document."""
+
+    id: int
+    revision_id: int
+    revision_number: int
+    reviewer: str
+    status: str
+    verdict: str
+    created_at: datetime
+    submitted_at: datetime | None
+    annotation_count: int
+    reply_count: int
+    open_blocker: int
+    open_major: int
+    open_minor: int
+    open_nit: int
+
+    @property
+    def open_total(self) -> int:
+        return self.open_blocker + self.open_major + self.open_minor + self.open_nit
+
+    @property
+    def open_counts(self) -> dict[str, int]:
+        return {
+            "blocker": self.open_blocker,
+            "major": self.open_major,
+            "minor": self.open_minor,
+            "nit": self.open_nit,
+        }
+
+
+def doc_review_rows(*, user: User, doc: DesignDoc) -> list[DocReviewRow]:
+    """Every submitted review of every revision of `doc`, plus the user's own drafts, newest
+    first, with open issues counted by severity (one query)."""
+    if not user.is_authenticated:
+        return []
+    open_issue = Q(annotations__status=Annotation.Status.OPEN)
+    rows = (
+        Review.objects.filter(_review_visible(user), revision__doc=doc)
+        .values(
+            "id",
+            "revision_id",
+            "revision__number",
+            "reviewer__username",
+            "status",
+            "verdict",
+            "created_at",
+            "submitted_at",
+        )
+        .annotate(
+            annotation_count=Count("annotations", distinct=True),
+            reply_count=Count("annotations__replies", distinct=True),
+            **{
+                f"open_{severity}": Count(
+                    "annotations",
+                    filter=open_issue & Q(annotations__severity=severity),
+                    distinct=True,
+                )
+                for severity in SEVERITY_ORDER
+            },
+        )
+        .order_by("-created_at", "-id")
+    )
+    return [
+        DocReviewRow(
+            id=row["id"],
+            revision_id=row["revision_id"],
+            revision_number=row["revision__number"],
+            reviewer=row["reviewer__username"],
+            status=row["status"],
+            verdict=row["verdict"],
+            created_at=row["created_at"],
+            submitted_at=row["submitted_at"],
+            annotation_count=row["annotation_count"],
+            reply_count=row["reply_count"],
+            open_blocker=row["open_blocker"],
+            open_major=row["open_major"],
+            open_minor=row["open_minor"],
+            open_nit=row["open_nit"],
+        )
+        for row in rows
+    ]
+
+
+def open_issue_list(
+    *, user: User, doc: DesignDoc, latest: DocRevision, limit: int = 200
+) -> list[Annotation]:
+    """Open annotations of the document's submitted reviews, worst first (severity, then
+    rank, then oldest), with their reviews, threads and anchors on `latest` (five queries).
+    At most `limit`."""
+    if not user.is_authenticated:
+        return []
+    severity = Case(
+        *(When(severity=key, then=Value(order)) for key, order in SEVERITY_ORDER.items()),
+        default=Value(9),
+        output_field=IntegerField(),
+    )
+    return list(
+        Annotation.objects.filter(
+            review__revision__doc=doc,
+            review__status=Review.Status.SUBMITTED,
+            status=Annotation.Status.OPEN,
+        )
+        .select_related("author", "review", "review__reviewer", "revision", "status_changed_by")
+        .prefetch_related(
+            Prefetch(
+                "anchors",
+                queryset=AnnotationAnchor.objects.filter(revision=latest).select_related(
+                    "revision"
+                ),
+            ),
+            _replies_prefetch(),
+            _edits_prefetch(),
+        )
+        .annotate(severity_order=severity)
+        .order_by("severity_order", F("rank").asc(nulls_last=True), "created_at", "id")[:limit]
+    )
+
+
+def revision_diff_anchors(
+    *, user: User, old: DocRevision, new: DocRevision
+) -> list[AnnotationAnchor]:
+    """Anchors on `old` and `new` of the annotations the user can see (one query)."""
+    return list(
+        AnnotationAnchor.objects.filter(revision__in=[old.pk, new.pk])
+        .filter(
+            Q(annotation__review__reviewer=user)
+            | Q(annotation__review__status=Review.Status.SUBMITTED)
+        )
+        .select_related("annotation", "annotation__review__reviewer")
+        .order_by("annotation_id", "revision_id")
+    )
+
+
+def inbox_list_for_user(*, user: User) -> QuerySet[InboxItem]:
+    """The user's inbox, newest first, with what each item points at (one query)."""
+    if not user.is_authenticated:
+        return InboxItem.objects.none()
+    return (
+        InboxItem.objects.filter(recipient_id=user.pk)
+        .select_related(
+            "actor", "review", "review__revision__doc", "annotation", "reply", "revision"
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def inbox_unread_count(*, user: User) -> int:
+    if not user.is_authenticated:
+        return 0
+    return InboxItem.objects.filter(recipient_id=user.pk, read_at__isnull=True).count()
+
+
+def inbox_item_get_for_user(*, user: User, item_id: Any) -> InboxItem:
+    if not user.is_authenticated:
+        raise NotFound
+    item = inbox_list_for_user(user=user).filter(pk=object_id_parse(item_id)).first()
+    if item is None:
+        raise NotFound
+    return item

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_threads
 
 app_name = "reviews"
 urlpatterns = [
@@ -13,4 +13,11 @@ urlpatterns = [
     path("r/<int:review_id>/", views.review_detail_view, name="review"),
     path("r/<int:review_id>/checklist/", views.review_checklist_view, name="checklist"),
     path("r/<int:review_id>/submit/", views.review_submit_view, name="submit"),
+    path("d/<int:doc_id>/diff/", views_threads.revision_diff_view, name="diff"),
+    path("a/<int:annotation_id>/reply/", views_threads.reply_create_view, name="reply"),
+    path("a/<int:annotation_id>/edit/", views_threads.annotation_edit_view, name="annotation_edit"),
+    path("replies/<int:reply_id>/edit/", views_threads.reply_edit_view, name="reply_edit"),
+    path("inbox/", views_threads.inbox_view, name="inbox"),
+    path("inbox/read/", views_threads.inbox_read_view, name="inbox_read"),
+    path("inbox/<int:item_id>/", views_threads.inbox_open_view, name="inbox_open"),
 ]

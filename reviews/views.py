@@ -20,7 +20,7 @@ from common.auth import request_actor
 from questionbank.selectors import question_list
 
 from .exceptions import NotFound, ReviewsError
-from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review
+from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
 from .pages import review_page_build
 from .rendering import markdown_render
 from .selectors import (
@@ -45,6 +45,7 @@ from .services import (
     review_submit,
     review_update,
 )
+from .thread_pages import author_view_build
 
 COVERAGE_SEGMENTS = [
     ("covered", "Covered"),
@@ -164,12 +165,12 @@ def _doc_page(
             "viewed": viewed,
             "latest": latest,
             "doc_html": mark_safe(markdown_render(text=text)),  # noqa: S308 (sanitised by nh3)
-            "reviews": reviews,
             "my_review": mine,
             "is_author": doc.author_id == request.user.pk,
             "editor_body": draft,
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
+            "author_view": author_view_build(user=request.user, doc=doc, revisions=revisions),
         },
         status=status,
     )
@@ -288,6 +289,7 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
             "severities": Annotation.Severity.choices,
             "issue_statuses": Annotation.Status.choices,
             "is_doc_author": page.is_doc_author,
+            "verdicts": Verdict.choices,
             **_checklist_context(review, can_edit),
         },
     )
@@ -337,7 +339,10 @@ def review_submit_view(request: HttpRequest, review_id: int) -> HttpResponse:
     review = _review_or_404(request, review_id)
     try:
         review, changed = review_submit(
-            actor=request_actor(request), review=review, summary=request.POST.get("summary")
+            actor=request_actor(request),
+            review=review,
+            summary=request.POST.get("summary"),
+            verdict=request.POST.get("verdict") or None,
         )
     except ReviewsError as exc:
         messages.error(request, exc.message)

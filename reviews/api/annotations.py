@@ -88,7 +88,9 @@ class AnnotationListCreateApi(APIView):
 
 class AnnotationDetailApi(APIView):
     """One annotation. PATCH `status` (the doc's author or the annotation's author, also after
-    submission); on a draft its reviewer may also change `rank` and the content. A rank held
+    submission); on a draft its reviewer may also change `rank` and the content. After
+    submission the annotation's author (nobody else: 403) may still edit the content; the
+    result shows `edited_at` and the earlier content is kept (GET .../history/). A rank held
     by another risk is refused with 400: reorder with POST /reviews/{id}/ranking/."""
 
     class InputSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from common.auth import request_actor
 
 from ..exceptions import NotFound, ReviewsError
-from ..models import Area, ChecklistItem, Review
+from ..models import Area, ChecklistItem, Review, Verdict
 from ..selectors import (
     doc_get_for_user,
     review_detail,
@@ -36,6 +36,7 @@ class ReviewSummarySerializer(serializers.ModelSerializer):
     revision_number = serializers.IntegerField(source="revision.number")
     reviewer = serializers.CharField(source="reviewer.username")
     status = choice_field(Review.Status.values, read_only=True)
+    verdict = choice_field(["", *Verdict.values], read_only=True, help_text="Empty while a draft.")
 
     class Meta:
         model = Review
@@ -47,6 +48,7 @@ class ReviewSummarySerializer(serializers.ModelSerializer):
             "revision_number",
             "reviewer",
             "status",
+            "verdict",
             "summary",
             "created_at",
             "updated_at",
@@ -157,10 +159,12 @@ class ReviewDetailApi(APIView):
 
 
 class ReviewSubmitApi(APIView):
-    """draft → submitted. Submitting again is a no-op (200 with the review)."""
+    """draft → submitted, with a verdict (`comment` when left out). Submitting again is a
+    no-op (200 with the review; the first verdict stands)."""
 
     class InputSerializer(serializers.Serializer):
         summary = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+        verdict = choice_field(Verdict.values, required=False)
 
     @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)
     def post(self, request: Request, review_id: int) -> Response:
@@ -168,7 +172,10 @@ class ReviewSubmitApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         review_submit(
-            actor=request_actor(request), review=review, summary=data.validated_data.get("summary")
+            actor=request_actor(request),
+            review=review,
+            summary=data.validated_data.get("summary"),
+            verdict=data.validated_data.get("verdict"),
         )
         return Response(
             review_detail_body(review_get_for_user(user=request.user, review_id=review_id))

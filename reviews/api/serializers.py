@@ -134,6 +134,7 @@ class ReviewAnnotationSerializer(serializers.ModelSerializer):
             "status_changed_at",
             "created_at",
             "updated_at",
+            "edited_at",
         )
 
     @extend_schema_field(QuoteSerializer(allow_null=True))

@@ -4,7 +4,10 @@ explicit acting user.
 Rules kept here (DESIGN.md §6): revisions are written once, as textstore deltas against the
 previous revision; only a document's author adds revisions or edits its constraints; a review
 is edited only by its reviewer and only while it is a draft; an annotation's issue status may be
-changed by the document's author or the annotation's author, also after submission.
+changed by the document's author or the annotation's author, also after submission; after
+submission anyone who can see a review may reply under its annotations, and authors may edit
+their annotations and replies, the earlier text kept. Inbox rows are written in the transaction
+of the event they announce.
 """
 
 from .annotations import (
@@ -16,7 +19,9 @@ from .annotations import (
     selector_resolve,
 )
 from .documents import constraints_clean, doc_constraints_set, doc_create, doc_revision_create
-from .reviews import review_create, review_submit, review_update
+from .inbox import inbox_mark_read
+from .reviews import review_create, review_submit, review_update, verdict_clean
+from .threads import reply_create, reply_update
 
 __all__ = [
     "annotation_create",
@@ -27,9 +32,13 @@ __all__ = [
     "doc_constraints_set",
     "doc_create",
     "doc_revision_create",
+    "inbox_mark_read",
+    "reply_create",
+    "reply_update",
     "review_create",
     "review_risks_rank",
     "review_submit",
     "review_update",
     "selector_resolve",
+    "verdict_clean",
 ]

@@ -20,6 +20,7 @@ from ..anchoring import (
     selector_from_position,
 )
 from ..models import Annotation, AnnotationAnchor, DocRevision
+from ..notifications import inbox_notify_orphans
 from ..selectors import revision_text
 
 logger = logging.getLogger(__name__)
@@ -122,8 +123,10 @@ def _fill(target: DocRevision) -> int:
             if by_hand is not None:
                 reference = revision_text(revision=by_hand.revision)[by_hand.start : by_hand.end]
             rows.append(_as_row(annotation, target, located, new_text, reference))
-    # A concurrent run may have stored some of these already: theirs stand.
+    # A concurrent run may have stored some of these already: theirs stand (and the inbox
+    # keeps one "orphaned" row per annotation and revision).
     AnnotationAnchor.objects.bulk_create(rows, ignore_conflicts=True)
+    inbox_notify_orphans(anchors=rows, revision_author_id=target.author_id)
     return len(rows)
 
 

@@ -1,7 +1,8 @@
 """Annotations: where they point, what they say, their rank and issue status, re-attaching.
 
-Content and ranks change only on a draft, by its reviewer; the issue status also later, by the
-document's author or the annotation's author.
+Content and ranks change on a draft, by its reviewer; after submission the annotation's author
+may still edit its content (the earlier text is kept), and the issue status may be changed by
+the document's author or the annotation's author.
 """
 
 import logging
@@ -13,8 +14,16 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..anchoring import quote_find, selector_from_position
-from ..exceptions import Forbidden, RankTaken, ReviewsError, SelectorInvalid
-from ..models import Annotation, AnnotationAnchor, Area, DesignDoc, DocRevision, Review
+from ..exceptions import Forbidden, RankTaken, ReviewLocked, ReviewsError, SelectorInvalid
+from ..models import (
+    Annotation,
+    AnnotationAnchor,
+    Area,
+    BodyEdit,
+    DesignDoc,
+    DocRevision,
+    Review,
+)
 from ..selectors import revision_text
 from .anchors import ANCHOR_CONTEXT
 from .documents import reanchor_on_commit
@@ -269,7 +278,9 @@ def annotation_update(
     (area, kind, severity, body, tradeoff, constraint) and `rank`.
 
     The issue status may be changed by the document's author or the annotation's author, also
-    after submission; everything else only by the reviewer of a draft. A rank already held by
+    after submission. Content: by the reviewer of a draft; after submission by the annotation's
+    author only, each change keeping the earlier content as a BodyEdit and setting
+    `edited_at` (the rank is then fixed). A rank already held by
     another risk is refused (RankTaken) — reorder with `review_risks_rank`. All or nothing.
     """
     unknown = set(changes) - {*CONTENT_FIELDS, "rank", "status"}
@@ -283,8 +294,18 @@ def annotation_update(
     )
     review = annotation.review
     edits = {k: v for k, v in changes.items() if k != "status"}
-    if edits:
+    submitted = review.status == Review.Status.SUBMITTED
+    before = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
+    if edits and submitted:
+        # After submission the annotation's author may still correct what it says; the
+        # earlier text is kept. Ranking is part of the submitted review and stays.
+        if actor.pk != annotation.author_id:
+            raise Forbidden("Only the annotation's author can edit it.")
+        if "rank" in edits:
+            raise ReviewLocked("rank: a submitted review's ranking cannot change.", field="rank")
+    elif edits:
         review = review_lock_for_edit(actor, review)
+    if edits:
         merged = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
         merged.update({k: v for k, v in edits.items() if k in CONTENT_FIELDS})
         if (
@@ -317,6 +338,14 @@ def annotation_update(
             annotation.status = status
             annotation.status_changed_by = actor
             annotation.status_changed_at = timezone.now()
+    if submitted and edits and any(getattr(annotation, f) != before[f] for f in before):
+        BodyEdit.objects.create(
+            annotation=annotation,
+            body=before["body"],
+            fields={f: v for f, v in before.items() if f != "body"},
+            written_at=annotation.edited_at or annotation.created_at,
+        )
+        annotation.edited_at = timezone.now()
     annotation.save()
     logger.info(
         "annotation.updated",

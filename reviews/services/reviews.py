@@ -8,7 +8,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..exceptions import Forbidden, ReviewLocked, ReviewsError
-from ..models import Area, ChecklistItem, DocRevision, Review
+from ..models import Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
+from ..notifications import inbox_notify_review_submitted
 
 logger = logging.getLogger(__name__)
 
@@ -119,18 +120,37 @@ def _summary_clean(summary: Any) -> str:
     return summary.strip()
 
 
+def verdict_clean(verdict: Any) -> str:
+    """approve, request-changes or comment; None means comment."""
+    if verdict is None:
+        return Verdict.COMMENT
+    if verdict not in Verdict.values:
+        raise ReviewsError(f"verdict: must be one of {', '.join(Verdict.values)}.", field="verdict")
+    return str(verdict)
+
+
 @transaction.atomic
 def review_submit(
-    *, actor: User, review: Review, summary: str | None = None
+    *,
+    actor: User,
+    review: Review,
+    summary: str | None = None,
+    verdict: str | None = None,
 ) -> tuple[Review, bool]:
-    """draft → submitted (reviewer only); returns (review, changed).
+    """draft → submitted with a verdict (reviewer only; default `comment`); returns
+    (review, changed).
 
-    A conditional update, so submitting twice is a no-op; after it the review is read-only and
-    visible to every signed-in account.
+    A conditional update, so submitting twice is a no-op (the first verdict stands); after it
+    the review is read-only and visible to every signed-in account, and the document's author
+    finds it in their inbox (written in this transaction).
     """
     if review.reviewer_id != actor.pk:
         raise Forbidden("Only the reviewer can submit this review.")
-    fields: dict[str, Any] = {"status": Review.Status.SUBMITTED, "submitted_at": timezone.now()}
+    fields: dict[str, Any] = {
+        "status": Review.Status.SUBMITTED,
+        "submitted_at": timezone.now(),
+        "verdict": verdict_clean(verdict),
+    }
     if summary is not None:
         fields["summary"] = _summary_clean(summary)
     changed = Review.objects.filter(pk=review.pk, status=Review.Status.DRAFT).update(
@@ -138,5 +158,9 @@ def review_submit(
     )
     review.refresh_from_db()
     if changed:
-        logger.info("review.submitted", extra={"review_id": review.pk})
+        doc_author_id = DesignDoc.objects.filter(revisions=review.revision_id).values_list(
+            "author_id", flat=True
+        )[0]
+        inbox_notify_review_submitted(review=review, doc_author_id=doc_author_id)
+        logger.info("review.submitted", extra={"review_id": review.pk, "verdict": review.verdict})
     return review, bool(changed)

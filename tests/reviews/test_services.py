@@ -307,12 +307,13 @@ def test_status_changes_by_doc_author_or_annotation_author_only(review, author):
     )
     assert changed.status == "open"
 
-    # Everything else is frozen once submitted, even for the reviewer; nothing half-written.
+    # The rank is frozen once submitted, even for the reviewer; nothing half-written. (Its
+    # author may still correct the content: tests/reviews/test_threads_services.py.)
     with pytest.raises(ReviewLocked):
         annotation_update(
             actor=review.reviewer,
             annotation=annotation,
-            changes={"status": "dropped", "body": "rewritten"},
+            changes={"status": "dropped", "body": "rewritten", "rank": 2},
         )
     fresh = Annotation.objects.get(pk=annotation.pk)
     assert (fresh.status, fresh.body) == ("open", annotation.body)

@@ -1,0 +1,90 @@
+"""Generic text-diff helpers: diff-match-patch over tokens, and folding of unchanged runs.
+
+Nothing app-specific: any feature that shows a diff of two texts (revisions, versions) may use
+these. Tokens (lines, paragraphs, words) are mapped to one private-use character each so
+diff-match-patch aligns whole tokens.
+"""
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from diff_match_patch import diff_match_patch
+
+WORD = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+DIFF_DELETE, DIFF_EQUAL, DIFF_INSERT = -1, 0, 1
+
+T = TypeVar("T")
+
+
+def _dmp() -> diff_match_patch:
+    dmp = diff_match_patch()
+    dmp.Diff_Timeout = 2.0
+    return dmp
+
+
+def sequence_diff(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """The diff of two token sequences as (op, tokens) runs; op is -1, 0 or 1."""
+    table: dict[str, str] = {}
+    tokens: list[str] = []
+
+    def encode(items: Sequence[str]) -> str:
+        out = []
+        for token in items:
+            if token not in table:
+                # The Basic Multilingual Plane's private-use area, then plane 15-16 onwards.
+                n = len(tokens)
+                table[token] = chr(0xE000 + n) if n < 6400 else chr(0xF0000 + n - 6400)
+                tokens.append(token)
+            out.append(table[token])
+        return "".join(out)
+
+    a, b = encode(before), encode(after)
+    reverse = {v: k for k, v in table.items()}
+    return [
+        (op, [reverse[c] for c in chunk]) for op, chunk in _dmp().diff_main(a, b, False) if chunk
+    ]
+
+
+def words_diff(before: str, after: str) -> list[tuple[int, str]]:
+    """A word-level diff of two short texts: (op, text) runs."""
+    return [
+        (op, "".join(chunk))
+        for op, chunk in sequence_diff(WORD.findall(before), WORD.findall(after))
+    ]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A run of unchanged rows hidden behind a "show N unchanged" control."""
+
+    rows: tuple[object, ...]
+
+
+def fold_unchanged(
+    rows: Sequence[T], *, unchanged: Callable[[T], bool], context: int = 1, min_fold: int = 3
+) -> list[T | Fold]:
+    """`rows` with every run of unchanged rows longer than `2 * context + min_fold - 1` cut to
+    `context` rows either side of a Fold holding the rest (at the edges, only the inner side
+    keeps context), as code-review diffs show them."""
+    out: list[T | Fold] = []
+    i = 0
+    while i < len(rows):
+        if not unchanged(rows[i]):
+            out.append(rows[i])
+            i += 1
+            continue
+        j = i
+        while j < len(rows) and unchanged(rows[j]):
+            j += 1
+        lead = context if i > 0 else 0
+        trail = context if j < len(rows) else 0
+        if j - i - lead - trail >= min_fold:
+            out.extend(rows[i : i + lead])
+            out.append(Fold(rows=tuple(rows[i + lead : j - trail])))
+            out.extend(rows[j - trail : j])
+        else:
+            out.extend(rows[i:j])
+        i = j
+    return out
