@@ -1,0 +1,65 @@
+"""Reads of runs, scoped to the user through the prompt's access check (viewer or more)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+from django.db.models.functions import Substr
+
+from common.selectors import object_id_parse
+
+from ..exceptions import NotFound
+from ..models import PromptVersion, Role, Run
+from ..selectors import User, prompt_get_for_user
+
+
+@dataclass(frozen=True)
+class RunAccess:
+    """A run the user may see, with their role on its prompt."""
+
+    run: Run
+    role: str
+
+
+def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
+    """The run if its prompt is visible to `user` (owner, editor or viewer); else NotFound."""
+    try:
+        run = Run.objects.select_related("version", "created_by").get(pk=object_id_parse(run_id))
+    except Run.DoesNotExist:
+        raise NotFound from None
+    prompt = prompt_get_for_user(user=user, prompt_id=run.version.prompt_id, min_role=Role.VIEWER)
+    run.version.prompt = prompt
+    return RunAccess(run=run, role=str(prompt.role))
+
+
+def run_list_for_version(*, version: PromptVersion) -> QuerySet[Run]:
+    """Every run of an already-authorised version, newest first, with its author."""
+    return (
+        Run.objects.filter(version=version)
+        .select_related("created_by", "version")
+        .order_by("-created_at", "-id")
+    )
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """What a stream reader sees on one poll: the status and the output after `offset`."""
+
+    status: str
+    text: str
+    missing: bool = False
+
+
+def run_stream_chunk(*, run_id: int, offset: int) -> StreamChunk:
+    """The run's status and its output from character `offset` on, in one small query."""
+    row = (
+        Run.objects.filter(pk=run_id)
+        .annotate(tail=Substr("output", offset + 1))
+        .values_list("status", "tail")
+        .first()
+    )
+    if row is None:
+        return StreamChunk(status="", text="", missing=True)
+    return StreamChunk(status=row[0], text=row[1] or "")
