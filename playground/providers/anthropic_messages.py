@@ -41,8 +41,9 @@ class AnthropicProvider:
             max_retries=0,  # the run retries 429s itself, within its bound
             default_headers=args.default_headers,
         )
-        with sdk_errors(anthropic, title=TITLE, base_url=self.base_url(), timeout=timeout):
+        with sdk_errors(anthropic, title=TITLE, base_url=self.base_url(), timeout=timeout) as call:
             stream = client.messages.create(**args.typed, extra_body=args.extra_body or None)
+            call.answered = True
             with stream:
                 yield from _events(stream)
 

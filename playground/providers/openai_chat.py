@@ -45,10 +45,11 @@ class OpenAIProvider:
             max_retries=0,
             default_headers=args.default_headers or None,
         )
-        with sdk_errors(openai, title=TITLE, base_url=self.base_url(), timeout=timeout):
+        with sdk_errors(openai, title=TITLE, base_url=self.base_url(), timeout=timeout) as call:
             stream = client.chat.completions.create(
                 **args.typed, extra_body=args.extra_body or None
             )
+            call.answered = True
             with stream:
                 yield from _events(stream)
 

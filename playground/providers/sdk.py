@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -24,11 +25,21 @@ def _detail(error: Any) -> str:
     return str(getattr(error, "message", error))[:500]
 
 
+@dataclass
+class CallState:
+    """Set `answered` once the provider's response has started (errors after it are cut-offs)."""
+
+    answered: bool = False
+
+
 @contextmanager
-def sdk_errors(sdk: ModuleType, *, title: str, base_url: str, timeout: float) -> Iterator[None]:
+def sdk_errors(
+    sdk: ModuleType, *, title: str, base_url: str, timeout: float
+) -> Iterator[CallState]:
     """Translate `sdk`'s exceptions (and the transport's) raised inside the block."""
+    state = CallState()
     try:
-        yield
+        yield state
     except sdk.APITimeoutError:
         raise ProviderError(f"{title} did not answer within {timeout:g} s (timeout).") from None
     except sdk.RateLimitError as error:
@@ -44,6 +55,10 @@ def sdk_errors(sdk: ModuleType, *, title: str, base_url: str, timeout: float) ->
         raise ProviderError(f"{title} sent a malformed reply: {_detail(error)}") from None
     except sdk.APIConnectionError as error:
         cause = error.__cause__ or error
+        if state.answered:
+            raise ProviderError(
+                f"{title}'s stream was cut off before the reply finished ({cause})."
+            ) from None
         raise ProviderError(f"Could not reach {title} at {base_url}: {cause}") from None
     except (json.JSONDecodeError, pydantic.ValidationError, UnicodeDecodeError) as error:
         raise ProviderError(f"{title} sent a malformed stream: {str(error)[:300]}") from None

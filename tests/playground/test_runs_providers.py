@@ -52,9 +52,7 @@ def test_run_sends_the_export_request_and_keeps_the_streamed_reply(
         tools=TOOLS if with_tools else [],
         params={"temperature": 0.3, "max_tokens": 300, "top_p": 0.9, "stop": ["END"]},
     )
-    run = _run(
-        api, version.pk, django_capture_on_commit_callbacks, variables={"design": "a queue"}
-    )
+    run = _run(api, version.pk, django_capture_on_commit_callbacks, variables={"design": "a queue"})
 
     assert run["status"] == "done", run["error"]
     assert run["output"] == STREAM_TEXT
