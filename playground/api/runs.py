@@ -102,10 +102,10 @@ class VersionRunListCreateApi(ListAPIView):
     serializer_class = RunSerializer
 
     class InputSerializer(serializers.Serializer):
-        variables = serializers.DictField(
-            child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        variables = serializers.JSONField(
             required=False,
-            help_text="Values for the version's declared variables; the rest keep defaults.",
+            help_text="An object of name → text for the version's declared variables; the rest"
+            " keep their defaults.",
         )
         idempotency_key = serializers.CharField(
             required=False,

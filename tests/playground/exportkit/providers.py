@@ -267,6 +267,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", "req_redline_export_test")
         self.end_headers()
         self.close_connection = True
+        try:
+            self._write_events(events, behaviour)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client hung up (a cancelled run closes its stream)
+
+    def _write_events(self, events: Iterator[tuple[str, Any]], behaviour: Behaviour) -> None:
         for name, data in events:
             payload = data if isinstance(data, str) else json.dumps(data)
             text = (f"event: {name}\n" if name else "") + f"data: {payload}\n\n"
