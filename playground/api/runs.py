@@ -20,17 +20,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import Run
-from ..runs.selectors import run_get_for_user, run_list_for_version
+from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
 from ..runs.services import run_cancel, run_continue, run_create
 from ..runs.stream import run_events
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
-
-
-def _ms(start: Any, end: Any) -> int | None:
-    if start is None or end is None:
-        return None
-    return max(0, round((end - start).total_seconds() * 1000))
 
 
 class UsageSerializer(serializers.Serializer):
@@ -83,15 +77,15 @@ class RunSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_queue_ms(self, run: Run) -> int | None:
-        return _ms(run.created_at, run.started_at)
+        return run_timings(run=run).queue_ms
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_time_to_first_token_ms(self, run: Run) -> int | None:
-        return _ms(run.started_at, run.first_token_at)
+        return run_timings(run=run).time_to_first_token_ms
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_total_ms(self, run: Run) -> int | None:
-        return _ms(run.started_at, run.finished_at)
+        return run_timings(run=run).total_ms
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_stream_url(self, run: Run) -> str:

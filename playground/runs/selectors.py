@@ -63,3 +63,26 @@ def run_stream_chunk(*, run_id: int, offset: int) -> StreamChunk:
     if row is None:
         return StreamChunk(status="", text="", missing=True)
     return StreamChunk(status=row[0], text=row[1] or "")
+
+
+@dataclass(frozen=True)
+class RunTimings:
+    """Milliseconds: POST → a worker took it, sending → first text, sending → the end."""
+
+    queue_ms: int | None
+    time_to_first_token_ms: int | None
+    total_ms: int | None
+
+
+def _ms(start: Any, end: Any) -> int | None:
+    if start is None or end is None:
+        return None
+    return max(0, round((end - start).total_seconds() * 1000))
+
+
+def run_timings(*, run: Run) -> RunTimings:
+    return RunTimings(
+        queue_ms=_ms(run.created_at, run.started_at),
+        time_to_first_token_ms=_ms(run.started_at, run.first_token_at),
+        total_ms=_ms(run.started_at, run.finished_at),
+    )
