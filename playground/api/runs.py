@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -25,6 +26,11 @@ from ..runs.services import run_cancel, run_continue, run_create
 from ..runs.stream import run_events
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
+
+
+def _actor(request: Request) -> AbstractBaseUser:
+    """The signed-in account (IsAuthenticated guarantees one)."""
+    return cast(AbstractBaseUser, request.user)
 
 
 class UsageSerializer(serializers.Serializer):
@@ -137,7 +143,7 @@ class VersionRunListCreateApi(ListAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = run_create(
-            actor=request.user,
+            actor=_actor(request),
             version=version,
             variables=data.validated_data.get("variables"),
             idempotency_key=data.validated_data.get("idempotency_key"),
@@ -217,7 +223,7 @@ class RunCancelApi(APIView):
     @extend_schema(request=None, responses=RunSerializer, summary="Cancel a queued or running run")
     def post(self, request: Request, run_id: int) -> Response:
         access = run_get_for_user(user=request.user, run_id=run_id)
-        return Response(RunSerializer(run_cancel(actor=request.user, run=access.run)).data)
+        return Response(RunSerializer(run_cancel(actor=_actor(request), run=access.run)).data)
 
 
 class RunContinueApi(APIView):
@@ -240,7 +246,7 @@ class RunContinueApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = run_continue(
-            actor=request.user,
+            actor=_actor(request),
             run=access.run,
             message=data.validated_data["message"],
             role=access.role,

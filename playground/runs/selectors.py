@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
@@ -31,7 +31,8 @@ def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
         raise NotFound from None
     prompt = prompt_get_for_user(user=user, prompt_id=run.version.prompt_id, min_role=Role.VIEWER)
     run.version.prompt = prompt
-    return RunAccess(run=run, role=str(prompt.role))
+    # prompt_get_for_user reports the role it checked on the prompt it returns.
+    return RunAccess(run=run, role=str(cast(Any, prompt).role))
 
 
 def run_list_for_version(*, version: PromptVersion) -> QuerySet[Run]:

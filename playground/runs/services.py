@@ -124,6 +124,10 @@ def _replay(run: Run, provider: str, model: str, values: dict[str, str]) -> RunC
     return RunCreated(run=run, created=False)
 
 
+def _earlier(version: PromptVersion, actor: AbstractBaseUser, key: str) -> Run | None:
+    return Run.objects.filter(version=version, created_by_id=actor.pk, idempotency_key=key).first()
+
+
 def run_create(
     *,
     actor: AbstractBaseUser,
@@ -143,7 +147,9 @@ def run_create(
     chosen_provider, chosen_model = _choose_model(content, provider, model)
     values = run_variables_resolve(content=content, given=variables)
     if key:
-        earlier = Run.objects.filter(version=version, created_by=actor, idempotency_key=key).first()
+        earlier = Run.objects.filter(
+            version=version, created_by_id=actor.pk, idempotency_key=key
+        ).first()
         if earlier is not None:
             return _replay(earlier, chosen_provider, chosen_model, values)
     adapter = provider_get(chosen_provider)
@@ -168,7 +174,7 @@ def run_create(
         with transaction.atomic():
             run = Run.objects.create(
                 version=version,
-                created_by=actor,
+                created_by_id=actor.pk,
                 provider=chosen_provider,
                 model=chosen_model,
                 variables=values,
@@ -178,7 +184,9 @@ def run_create(
             transaction.on_commit(lambda: _enqueue(run.pk))
     except IntegrityError:
         # A concurrent POST with the same key won the insert: answer with its run.
-        earlier = Run.objects.filter(version=version, created_by=actor, idempotency_key=key).first()
+        earlier = Run.objects.filter(
+            version=version, created_by_id=actor.pk, idempotency_key=key
+        ).first()
         if earlier is None:
             raise
         return _replay(earlier, chosen_provider, chosen_model, values)

@@ -16,7 +16,6 @@ from playground.services import grant_set, share_link_create
 from tests.factories import api_client_for, make_user
 from tests.playground.exportkit.providers import Behaviour
 from tests.playground.factories import make_prompt
-from tests.playground.runkit.fixtures import inline_runs, provider_server, providers  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +122,7 @@ def test_bad_input_is_a_400_and_no_run(owner, echo_version, body, detail):
     assert not Run.objects.exists()
 
 
-def test_unfilled_placeholder_is_an_error_before_sending(owner, providers):  # noqa: F811
+def test_unfilled_placeholder_is_an_error_before_sending(owner, providers):
     _, version = make_prompt(
         owner, messages=[{"role": "user", "content": "Compare {{design}} with {{other}}"}]
     )
@@ -163,7 +162,7 @@ def test_who_may_run(owner, echo_version, inline_runs):
     assert Run.objects.count() == 3
 
 
-def test_cancel_a_queued_run_and_it_never_executes(owner, echo_version, providers):  # noqa: F811
+def test_cancel_a_queued_run_and_it_never_executes(owner, echo_version, providers):
     api = api_client_for(owner)
     run_id = _post(api, echo_version.pk).json()["id"]  # on_commit not run: still queued
     cancelled = api.post(f"/api/v1/runs/{run_id}/cancel/").json()
@@ -180,7 +179,7 @@ def test_cancel_a_queued_run_and_it_never_executes(owner, echo_version, provider
 
 
 @pytest.mark.django_db(transaction=True)
-def test_cancel_mid_stream_stops_the_provider_call(owner, providers, monkeypatch):  # noqa: F811
+def test_cancel_mid_stream_stops_the_provider_call(owner, providers, monkeypatch):
     _, version = make_prompt(owner)  # anthropic, on the loopback server
     monkeypatch.setattr("playground.runs.dispatch.run_enqueue", lambda **kwargs: None)
     api = api_client_for(owner)

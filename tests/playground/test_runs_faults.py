@@ -22,7 +22,6 @@ from playground.tasks import runs_reap_stale as runs_reap_stale_task
 from tests.factories import api_client_for, make_user
 from tests.playground.exportkit.providers import STREAM_TEXT, Behaviour
 from tests.playground.factories import make_prompt
-from tests.playground.runkit.fixtures import provider_server, providers  # noqa: F401
 from tests.playground.runkit.worker import run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,13 +44,13 @@ def _worker_env(server) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def fault_worker(django_db_setup, provider_server):  # noqa: F811
+def fault_worker(django_db_setup, provider_server):
     with run_worker(**_worker_env(provider_server)) as worker:
         yield worker
 
 
 @pytest.fixture(params=["eager", "worker"])
-def executor(request, providers, settings):  # noqa: F811
+def executor(request, providers, settings):
     """Where runs execute: in-process (eager) or in the real worker (Redis)."""
     settings.RUN_PROVIDER_TIMEOUT = 1.0
     settings.RUN_RETRY_ATTEMPTS = 3
@@ -84,14 +83,14 @@ def _finished(run_id: int, timeout: float = 30) -> Run:
     raise AssertionError(f"run {run_id} still {Run.objects.get(pk=run_id).status}")
 
 
-def test_provider_timeout(executor, providers):  # noqa: F811
+def test_provider_timeout(executor, providers):
     providers.plan(Behaviour(kind="sleep", seconds=2.5))
     run = _finished(_start(make_user()))
     assert run.status == "failed"
     assert "did not answer within 1 s (timeout)" in run.error
 
 
-def test_429_is_retried_after_its_retry_after(executor, providers):  # noqa: F811
+def test_429_is_retried_after_its_retry_after(executor, providers):
     providers.plan(
         Behaviour(kind="status", status=429, retry_after="0.2"),
         Behaviour(kind="status", status=429, retry_after="0.2"),
@@ -102,7 +101,7 @@ def test_429_is_retried_after_its_retry_after(executor, providers):  # noqa: F81
     assert len(providers.requests) == 3
 
 
-def test_429_past_the_attempt_bound_fails(executor, providers):  # noqa: F811
+def test_429_past_the_attempt_bound_fails(executor, providers):
     providers.plan(*[Behaviour(kind="status", status=429, retry_after="0.1")] * 3)
     run = _finished(_start(make_user()))
     assert run.status == "failed"
@@ -110,7 +109,7 @@ def test_429_past_the_attempt_bound_fails(executor, providers):  # noqa: F811
     assert len(providers.requests) == 3
 
 
-def test_429_asking_for_too_long_a_wait_fails_at_once(executor, providers):  # noqa: F811
+def test_429_asking_for_too_long_a_wait_fails_at_once(executor, providers):
     providers.plan(Behaviour(kind="status", status=429, retry_after="120"))
     run = _finished(_start(make_user()))
     assert run.status == "failed"
@@ -119,7 +118,7 @@ def test_429_asking_for_too_long_a_wait_fails_at_once(executor, providers):  # n
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_server_error(executor, providers, provider):  # noqa: F811
+def test_server_error(executor, providers, provider):
     providers.plan(Behaviour(kind="status", status=503))
     run = _finished(_start(make_user(), provider))
     assert run.status == "failed"
@@ -127,7 +126,7 @@ def test_server_error(executor, providers, provider):  # noqa: F811
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_malformed_stream(executor, providers, provider):  # noqa: F811
+def test_malformed_stream(executor, providers, provider):
     providers.plan(Behaviour(kind="malformed"))
     run = _finished(_start(make_user(), provider))
     assert run.status == "failed"
@@ -136,7 +135,7 @@ def test_malformed_stream(executor, providers, provider):  # noqa: F811
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_cut_off_stream(executor, providers, provider):  # noqa: F811
+def test_cut_off_stream(executor, providers, provider):
     providers.plan(Behaviour(kind="cut"))
     run = _finished(_start(make_user(), provider))
     assert run.status == "failed"
@@ -144,7 +143,7 @@ def test_cut_off_stream(executor, providers, provider):  # noqa: F811
     assert run.output == "Hello from the"
 
 
-def test_worker_killed_mid_run_is_failed_by_the_reaper(provider_server, settings):  # noqa: F811
+def test_worker_killed_mid_run_is_failed_by_the_reaper(provider_server, settings):
     """SIGKILL the worker while it streams: the run is failed (not re-sent) by the periodic
     reaper, which here runs in a second real worker."""
     provider_server.clear()
@@ -176,7 +175,7 @@ def test_worker_killed_mid_run_is_failed_by_the_reaper(provider_server, settings
     assert len(provider_server.requests) == 1  # never sent twice
 
 
-def test_redelivered_task_never_sends_the_call_twice(providers, settings):  # noqa: F811
+def test_redelivered_task_never_sends_the_call_twice(providers, settings):
     """acks_late re-delivers a dead worker's task: a run still being worked on (fresh
     heartbeat) is left alone, one whose worker went silent is failed — neither is re-sent."""
     settings.RUN_EAGER_MODE = "thread"
@@ -203,7 +202,7 @@ def test_redelivered_task_never_sends_the_call_twice(providers, settings):  # no
     assert run_execute(run_id=run.pk) == "failed"  # and again: a no-op
 
 
-def test_reaper_fails_silent_and_unclaimed_runs_only(providers, settings):  # noqa: F811
+def test_reaper_fails_silent_and_unclaimed_runs_only(providers, settings):
     settings.RUN_STALE_SECONDS = 60
     settings.RUN_QUEUED_MAX_SECONDS = 600
     owner = make_user()

@@ -12,7 +12,6 @@ from playground.models import Run
 from tests.factories import api_client_for, make_user
 from tests.playground.exportkit.providers import STREAM_TEXT, TOOL_ARGUMENTS
 from tests.playground.factories import make_prompt
-from tests.playground.runkit.fixtures import inline_runs, provider_server, providers  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
