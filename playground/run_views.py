@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from common.auth import request_actor
 from common.exceptions import Conflict, Forbidden
 
 from .content import PROVIDERS
@@ -47,11 +47,6 @@ class RunCard:
     can_cancel: bool
     can_continue: bool
     poll: bool  # htmx polls the card until the run finishes (the no-SSE fallback)
-
-
-def _actor(request: Any) -> AbstractBaseUser:
-    """The signed-in account (login_required / IsAuthenticated guarantee one)."""
-    return cast(AbstractBaseUser, request.user)
 
 
 def run_card_build(*, access: RunAccess, user: Any, poll: bool) -> RunCard:
@@ -135,7 +130,7 @@ def run_start_view(request: HttpRequest, version_id: int) -> HttpResponse:
     version = _version(request, version_id)
     try:
         result = run_create(
-            actor=_actor(request),
+            actor=request_actor(request),
             version=version,
             variables=_form_variables(request, version.variables),
         )
@@ -150,7 +145,7 @@ def run_start_view(request: HttpRequest, version_id: int) -> HttpResponse:
 def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
     access = _access(request, run_id)
     try:
-        run_cancel(actor=_actor(request), run=access.run)
+        run_cancel(actor=request_actor(request), run=access.run)
     except Forbidden as error:
         raise PermissionDenied(error.message) from None
     return redirect("playground:run", run_id=run_id)
@@ -162,7 +157,7 @@ def run_continue_view(request: HttpRequest, run_id: int) -> HttpResponse:
     access = _access(request, run_id)
     try:
         result = run_continue(
-            actor=_actor(request),
+            actor=request_actor(request),
             run=access.run,
             message=request.POST.get("message", ""),
             role=access.role,
@@ -268,7 +263,7 @@ def _compare_start(
     try:
         for side in (a, b):
             result = run_create(
-                actor=_actor(request),
+                actor=request_actor(request),
                 version=side.version,
                 variables={k: v for k, v in values.items() if k in side.declared},
                 provider=request.POST.get(f"provider_{side.key}") or None,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -20,17 +19,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.api import JsonErrorsMixin
+from common.auth import request_actor
+
 from ..models import Run
 from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
 from ..runs.services import run_cancel, run_continue, run_create
 from ..runs.stream import run_events
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
-
-
-def _actor(request: Request) -> AbstractBaseUser:
-    """The signed-in account (IsAuthenticated guarantees one)."""
-    return cast(AbstractBaseUser, request.user)
 
 
 class UsageSerializer(serializers.Serializer):
@@ -143,7 +140,7 @@ class VersionRunListCreateApi(ListAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = run_create(
-            actor=_actor(request),
+            actor=request_actor(request),
             version=version,
             variables=data.validated_data.get("variables"),
             idempotency_key=data.validated_data.get("idempotency_key"),
@@ -176,7 +173,7 @@ class EventStreamRenderer(BaseRenderer):
         return b""  # the stream writes itself; errors are rendered as JSON (finalize_response)
 
 
-class RunStreamApi(APIView):
+class RunStreamApi(JsonErrorsMixin, APIView):
     renderer_classes = [EventStreamRenderer, JSONRenderer]
 
     @extend_schema(
@@ -211,19 +208,14 @@ class RunStreamApi(APIView):
         response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
         return response
 
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if isinstance(response, Response):
-            response.accepted_renderer = JSONRenderer()
-            response.accepted_media_type = JSONRenderer.media_type
-        return response
-
 
 class RunCancelApi(APIView):
     @extend_schema(request=None, responses=RunSerializer, summary="Cancel a queued or running run")
     def post(self, request: Request, run_id: int) -> Response:
         access = run_get_for_user(user=request.user, run_id=run_id)
-        return Response(RunSerializer(run_cancel(actor=_actor(request), run=access.run)).data)
+        return Response(
+            RunSerializer(run_cancel(actor=request_actor(request), run=access.run)).data
+        )
 
 
 class RunContinueApi(APIView):
@@ -246,7 +238,7 @@ class RunContinueApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = run_continue(
-            actor=_actor(request),
+            actor=request_actor(request),
             run=access.run,
             message=data.validated_data["message"],
             role=access.role,

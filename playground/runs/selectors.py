@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
@@ -12,7 +12,7 @@ from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
 from ..models import PromptVersion, Role, Run
-from ..selectors import User, prompt_get_for_user
+from ..selectors import User, prompt_access_get_for_user
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,15 @@ class RunAccess:
 def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
     """The run if its prompt is visible to `user` (owner, editor or viewer); else NotFound."""
     try:
-        run = Run.objects.select_related("version", "created_by").get(pk=object_id_parse(run_id))
+        run = Run.objects.select_related("version", "version__prompt", "created_by").get(
+            pk=object_id_parse(run_id)
+        )
     except Run.DoesNotExist:
         raise NotFound from None
-    prompt = prompt_get_for_user(user=user, prompt_id=run.version.prompt_id, min_role=Role.VIEWER)
-    run.version.prompt = prompt
-    # prompt_get_for_user reports the role it checked on the prompt it returns.
-    return RunAccess(run=run, role=str(cast(Any, prompt).role))
+    access = prompt_access_get_for_user(
+        user=user, prompt_id=run.version.prompt_id, min_role=Role.VIEWER
+    )
+    return RunAccess(run=run, role=access.role)
 
 
 def run_list_for_version(*, version: PromptVersion) -> QuerySet[Run]:

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -124,13 +124,13 @@ def _replay(run: Run, provider: str, model: str, values: dict[str, str]) -> RunC
     return RunCreated(run=run, created=False)
 
 
-def _earlier(version: PromptVersion, actor: AbstractBaseUser, key: str) -> Run | None:
+def _earlier(version: PromptVersion, actor: User, key: str) -> Run | None:
     return Run.objects.filter(version=version, created_by_id=actor.pk, idempotency_key=key).first()
 
 
 def run_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     version: PromptVersion,
     variables: Any = None,
     idempotency_key: Any = None,
@@ -379,7 +379,7 @@ def _is_stale(heartbeat: Any) -> bool:
 # --- cancel, reap ---------------------------------------------------------------------------
 
 
-def run_cancel(*, actor: AbstractBaseUser, run: Run) -> Run:
+def run_cancel(*, actor: User, run: Run) -> Run:
     """Cancel a queued or running run (its author or the prompt's owner). The worker sees it
     at its next write and closes the provider stream. Cancelling a finished run is a no-op."""
     if actor.pk not in (run.created_by_id, run.version.prompt.owner_id):
@@ -418,7 +418,7 @@ def runs_reap_stale() -> int:
 # --- continue -------------------------------------------------------------------------------
 
 
-def run_continue(*, actor: AbstractBaseUser, run: Run, message: Any, role: str) -> SaveResult:
+def run_continue(*, actor: User, run: Run, message: Any, role: str) -> SaveResult:
     """A child of the run's version: the run's output as an `assistant` turn, then `message`
     as the next `user` turn. The run's variables become the child's defaults and its
     provider and model the child's, so the child replays the conversation that happened."""
