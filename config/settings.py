@@ -176,6 +176,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Fails runs whose worker vanished (run `celery -A config beat`, or a worker with -B).
+CELERY_BEAT_SCHEDULE = {
+    "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
+}
 
 # Cache (rate limits, hot reads): Redis when REDIS_URL is set, process memory otherwise.
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -214,6 +218,39 @@ SHARE_GUESS_WINDOW = env_int("SHARE_GUESS_WINDOW", 60)
 
 # Model providers. `echo` works offline; others need keys and network.
 REDLINE_DEFAULT_PROVIDER = os.environ.get("REDLINE_DEFAULT_PROVIDER", "echo")
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return default if value in (None, "") else float(value)
+
+
+# Provider keys and base URLs (the SDKs' own variable names). OPENAI_BASE_URL alone is enough
+# for a keyless OpenAI-compatible server (vLLM, Ollama, LM Studio).
+ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
+ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+
+# Runs (playground/runs/): provider timeout per read, 429 retries and their bound, echo pacing.
+RUN_PROVIDER_TIMEOUT = env_float("RUN_PROVIDER_TIMEOUT", 60.0)
+RUN_RETRY_ATTEMPTS = env_int("RUN_RETRY_ATTEMPTS", 3)
+RUN_RETRY_MAX_WAIT = env_float("RUN_RETRY_MAX_WAIT", 20.0)
+RUN_ECHO_DELAY_MS = env_int("RUN_ECHO_DELAY_MS", 30)
+# The worker writes streamed output to the run's row at most this often (the first token at
+# once); stream readers poll the row, backing off from MIN to MAX while nothing changes.
+RUN_FLUSH_INTERVAL_MS = env_int("RUN_FLUSH_INTERVAL_MS", 50)
+RUN_STREAM_POLL_MIN_MS = env_int("RUN_STREAM_POLL_MIN_MS", 10)
+RUN_STREAM_POLL_MAX_MS = env_int("RUN_STREAM_POLL_MAX_MS", 250)
+RUN_STREAM_MAX_SECONDS = env_int("RUN_STREAM_MAX_SECONDS", 600)
+# A running run whose worker wrote nothing for this long is failed by the reaper; a queued run
+# that no worker took within RUN_QUEUED_MAX_SECONDS too.
+RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 300)
+RUN_QUEUED_MAX_SECONDS = env_int("RUN_QUEUED_MAX_SECONDS", 900)
+RUN_TASK_QUEUE = os.environ.get("RUN_TASK_QUEUE", "celery")
+# With eager tasks (no broker) a run executes on a thread of the web process, so the POST
+# returns at once and the page can stream it; "inline" runs it inside the request instead.
+RUN_EAGER_MODE = os.environ.get("RUN_EAGER_MODE", "thread")
 
 LOGGING = {
     "version": 1,

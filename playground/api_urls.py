@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .api import export, prompts, sharing
+from .api import export, prompts, runs, sharing
 
 urlpatterns = [
     path("prompts/<int:prompt_id>/links/", sharing.LinkListCreateApi.as_view(), name="api-links"),
@@ -53,4 +53,16 @@ urlpatterns = [
         prompts.VersionRevertApi.as_view(),
         name="api-version-revert",
     ),
+]
+
+urlpatterns += [
+    path(
+        "versions/<int:version_id>/runs/",
+        runs.VersionRunListCreateApi.as_view(),
+        name="api-version-runs",
+    ),
+    path("runs/<int:run_id>/", runs.RunDetailApi.as_view(), name="api-run-detail"),
+    path("runs/<int:run_id>/stream/", runs.RunStreamApi.as_view(), name="api-run-stream"),
+    path("runs/<int:run_id>/cancel/", runs.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:run_id>/continue/", runs.RunContinueApi.as_view(), name="api-run-continue"),
 ]

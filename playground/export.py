@@ -264,11 +264,17 @@ def _check_mode(variables: str) -> None:
 
 
 def export_request(
-    *, content: Mapping[str, Any], api: Api, variables: VariablesMode = "substitute"
+    *,
+    content: Mapping[str, Any],
+    api: Api,
+    variables: VariablesMode = "substitute",
+    stream: bool = False,
 ) -> dict[str, Any]:
     """The HTTP call a version makes: `{method, url, headers, body}`; headers name env vars only.
 
     `url` is the provider's default; every rendered format lets `<API>_BASE_URL` replace its base.
+    `stream=True` is the call a run makes: the same body plus the API's streaming flags
+    (`"stream": true`; OpenAI also `stream_options.include_usage`, or a stream carries no usage).
     """
     spec = _spec(api)
     _check_mode(variables)
@@ -278,12 +284,40 @@ def export_request(
         return template_fill(value, values) if variables == "substitute" else value
 
     build = _anthropic_body if api == "anthropic" else _openai_body
+    body = build(content, text)
+    if stream:
+        body["stream"] = True
+        if api == "openai":
+            body["stream_options"] = {"include_usage": True}
     return {
         "method": "POST",
         "url": spec.default_base + spec.path,
         "headers": dict(spec.headers),
-        "body": build(content, text),
+        "body": body,
     }
+
+
+@dataclass(frozen=True)
+class SdkArguments:
+    """An `export_request` as the official Python SDK takes it (what a run calls)."""
+
+    typed: dict[str, Any]  # keyword arguments of `client.<call>(...)`
+    extra_body: dict[str, Any]  # body fields the SDK no longer declares
+    default_headers: dict[str, str]  # non-secret headers pinned over the SDK's defaults
+    path: str  # the API path after the base URL, e.g. "/v1/messages"
+
+
+def export_sdk_arguments(*, request: Mapping[str, Any], api: Api) -> SdkArguments:
+    """Split `request` the way the exported Python code passes it to the SDK, so a run's SDK
+    call sends exactly `request["body"]`."""
+    spec = _spec(api)
+    call = _sdk_call(request, spec, None)
+    return SdkArguments(
+        typed=call.typed,
+        extra_body=call.untyped,
+        default_headers=call.client_headers,
+        path=spec.path,
+    )
 
 
 # --- literals -------------------------------------------------------------------------------

@@ -219,3 +219,64 @@ class AccessLogEntry(WriteOnceModel):
 
     def __str__(self) -> str:
         return f"{self.prompt_id} via {self.via} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Run(models.Model):
+    """One execution of a version through a provider, kept with its exact request and result.
+
+    Status moves queued → running → done | failed | cancelled, only by conditional updates in
+    `playground.runs.services`, so a repeated or late call never moves a finished run. `output`
+    grows while the run streams; readers of a stream poll it (DESIGN.md §5, README).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="runs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompt_runs"
+    )
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=200)
+    variables = models.JSONField(default=dict, help_text="The values the texts were filled with.")
+    request = models.JSONField(help_text="The call as sent: method, url, headers (no keys), body.")
+    idempotency_key = models.CharField(max_length=100, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    output = models.TextField(blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    stop_reason = models.CharField(max_length=40, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    first_token_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Written by the worker with every flush; the reaper fails runs whose worker went silent.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    deliveries = models.PositiveSmallIntegerField(default=0, help_text="Times a worker took it.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["version", "-created_at"]),
+            models.Index(fields=["status", "heartbeat_at"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "created_by", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="run_idempotency_key_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.version_id} ({self.status})"

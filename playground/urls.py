@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import run_views, views
 
 app_name = "playground"
 urlpatterns = [
@@ -41,4 +41,15 @@ urlpatterns += [
         views.grant_revoke_view,
         name="grant-revoke",
     ),
+]
+
+urlpatterns += [
+    path("runs/<int:run_id>/", run_views.run_detail_view, name="run"),
+    path("runs/<int:run_id>/card/", run_views.run_card_view, name="run-card"),
+    path("runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run-cancel"),
+    path("runs/<int:run_id>/continue/", run_views.run_continue_view, name="run-continue"),
+    path("v/<int:version_id>/runs/", run_views.run_history_view, name="run-history"),
+    path("v/<int:version_id>/run/", run_views.run_start_view, name="run-start"),
+    path("p/<int:prompt_id>/compare/", run_views.compare_view, name="compare"),
+    path("p/<int:prompt_id>/compare/diff/", run_views.compare_diff_view, name="compare-diff"),
 ]

@@ -31,6 +31,13 @@ def _keep_the_test_connection():
     request_finished.connect(close_old_connections)
 
 
+@pytest.fixture(autouse=True)
+def _short_run_streams(settings) -> None:
+    """A fuzzed run stays queued (its task is enqueued on commit, which never comes inside the
+    test's transaction), so its event stream would wait for it: cut streams short."""
+    settings.RUN_STREAM_MAX_SECONDS = 1
+
+
 @pytest.fixture
 def auth_headers() -> dict[str, str]:
     from accounts.services import api_token_create

@@ -3,12 +3,20 @@
 It speaks just enough of each wire protocol for the official SDKs to accept the reply:
 `POST /v1/messages` returns a Messages API `message`, `POST /v1/chat/completions` a
 `chat.completion`. Every request is kept with its path, headers (lower-cased) and parsed body.
+
+A request with `"stream": true` is answered with server-sent events in the API's streaming
+format (chunked transfer encoding): text deltas, a tool call when the request offers tools, the
+stop reason and usage. `FakeProviders.plan(...)` queues `Behaviour`s for the next requests:
+slow tokens, a timeout, an error status (429 with `retry-after`, 5xx), a malformed event or a
+stream cut off mid-reply.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -56,6 +64,164 @@ def _openai_completion(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+STREAM_TEXT = "Hello from the fake provider, streamed token by token."
+TOOL_ARGUMENTS = {"query": "cache hit ratio", "limit": 3}
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """How to answer one request. `kind`: "ok", "status" (an error answer), "sleep" (answer
+    after `seconds`: a timeout for a client with a shorter one), "malformed" (a stream with
+    an event that is not JSON), "cut" (a stream that stops mid-reply, connection dropped)."""
+
+    kind: str = "ok"
+    status: int = 200
+    retry_after: str | None = None
+    seconds: float = 0.0
+    token_delay: float = 0.0
+
+
+def _tokens() -> list[str]:
+    words = STREAM_TEXT.split(" ")
+    return [w if i == 0 else " " + w for i, w in enumerate(words)]
+
+
+def _anthropic_events(request: dict[str, Any], behaviour: Behaviour) -> Iterator[tuple[str, Any]]:
+    model = request.get("model", "unknown")
+    yield (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": MESSAGE_ID,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 11, "output_tokens": 1},
+            },
+        },
+    )
+    yield (
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    )
+    for n, token in enumerate(_tokens()):
+        if behaviour.kind == "malformed" and n == 2:
+            yield "content_block_delta", "{this is not json"
+            return
+        if behaviour.kind == "cut" and n == 3:
+            return
+        yield (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": token},
+            },
+        )
+    yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    stop = "end_turn"
+    if request.get("tools"):
+        stop = "tool_use"
+        name = request["tools"][0]["name"]
+        yield (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": "toolu_fake_1",
+                    "name": name,
+                    "input": {},
+                },
+            },
+        )
+        encoded = json.dumps(TOOL_ARGUMENTS)
+        for part in (encoded[:10], encoded[10:]):
+            yield (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": part},
+                },
+            )
+        yield "content_block_stop", {"type": "content_block_stop", "index": 1}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": len(_tokens())},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _openai_chunks(request: dict[str, Any], behaviour: Behaviour) -> Iterator[tuple[str, Any]]:
+    model = request.get("model", "unknown")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": COMPLETION_ID,
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
+
+    yield "", chunk({"role": "assistant", "content": ""})
+    for n, token in enumerate(_tokens()):
+        if behaviour.kind == "malformed" and n == 2:
+            yield "", "{this is not json"
+            return
+        if behaviour.kind == "cut" and n == 3:
+            return
+        yield "", chunk({"content": token})
+    finish = "stop"
+    if request.get("tools"):
+        finish = "tool_calls"
+        name = request["tools"][0]["function"]["name"]
+        encoded = json.dumps(TOOL_ARGUMENTS)
+        yield (
+            "",
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_fake_1",
+                            "type": "function",
+                            "function": {"name": name, "arguments": encoded[:10]},
+                        }
+                    ]
+                }
+            ),
+        )
+        yield "", chunk({"tool_calls": [{"index": 0, "function": {"arguments": encoded[10:]}}]})
+    yield "", chunk({}, finish)
+    if (request.get("stream_options") or {}).get("include_usage"):
+        yield (
+            "",
+            {
+                "id": COMPLETION_ID,
+                "object": "chat.completion.chunk",
+                "created": 1_700_000_000,
+                "model": model,
+                "choices": [],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 9, "total_tokens": 20},
+            },
+        )
+    yield "", "[DONE]"
+
+
+_STREAMS = {"/v1/messages": _anthropic_events, "/v1/chat/completions": _openai_chunks}
+
+
 _ROUTES = {
     "/v1/messages": _anthropic_message,
     "/v1/chat/completions": _openai_completion,
@@ -81,7 +247,44 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             self._reply(404, {"type": "error", "error": {"message": f"no route {path}"}})
             return
+        behaviour = self.server.next_behaviour()
+        if behaviour.kind == "sleep":
+            time.sleep(behaviour.seconds)
+        if behaviour.kind == "status":
+            error = {"type": "error", "error": {"type": "fake_error", "message": "planned failure"}}
+            extra = {"retry-after": behaviour.retry_after} if behaviour.retry_after else {}
+            self._reply(behaviour.status, error, extra)
+            return
+        if isinstance(body, dict) and body.get("stream"):
+            self._stream(_STREAMS[path](body, behaviour), behaviour)
+            return
         self._reply(200, route(body))
+
+    def _stream(self, events: Iterator[tuple[str, Any]], behaviour: Behaviour) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", "req_redline_export_test")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            self._write_events(events, behaviour)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client hung up (a cancelled run closes its stream)
+
+    def _write_events(self, events: Iterator[tuple[str, Any]], behaviour: Behaviour) -> None:
+        for name, data in events:
+            payload = data if isinstance(data, str) else json.dumps(data)
+            text = (f"event: {name}\n" if name else "") + f"data: {payload}\n\n"
+            raw = text.encode()
+            self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+            self.wfile.flush()
+            if behaviour.token_delay:
+                time.sleep(behaviour.token_delay)
+        if behaviour.kind == "cut":
+            return  # no terminating chunk: the connection drops mid-body
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _read_body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
@@ -95,12 +298,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("content-length", "0")))
 
-    def _reply(self, status: int, payload: dict[str, Any]) -> None:
+    def _reply(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.send_header("request-id", "req_redline_export_test")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -114,11 +321,16 @@ class _Server(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[RecordedRequest] = []
+        self.behaviours: list[Behaviour] = []
         self._lock = threading.Lock()
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def next_behaviour(self) -> Behaviour:
+        with self._lock:
+            return self.behaviours.pop(0) if self.behaviours else Behaviour()
 
 
 class FakeProviders:
@@ -155,3 +367,9 @@ class FakeProviders:
     def clear(self) -> None:
         with self._server._lock:
             self._server.requests.clear()
+            self._server.behaviours.clear()
+
+    def plan(self, *behaviours: Behaviour) -> None:
+        """Answer the next requests with these behaviours, in order; then normally."""
+        with self._server._lock:
+            self._server.behaviours.extend(behaviours)

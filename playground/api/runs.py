@@ -1,0 +1,246 @@
+"""Runs: create, list, read, stream (SSE), cancel, continue (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from common.api import JsonErrorsMixin
+from common.auth import request_actor
+
+from ..models import Run
+from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
+from ..runs.services import run_cancel, run_continue, run_create
+from ..runs.stream import run_events
+from ..selectors import version_get_for_user
+from .prompts import PromptVersionListCreateApi, _saved
+
+
+class UsageSerializer(serializers.Serializer):
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField(source="version_id")
+    prompt = serializers.IntegerField(source="version.prompt_id")
+    created_by = serializers.CharField(source="created_by.username")
+    usage = serializers.SerializerMethodField()
+    queue_ms = serializers.SerializerMethodField(help_text="From the POST to a worker taking it.")
+    time_to_first_token_ms = serializers.SerializerMethodField(
+        help_text="From the worker sending the call to the first output text."
+    )
+    total_ms = serializers.SerializerMethodField(help_text="From sending the call to the end.")
+    stream_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = (
+            "id",
+            "version",
+            "prompt",
+            "status",
+            "provider",
+            "model",
+            "variables",
+            "output",
+            "tool_calls",
+            "stop_reason",
+            "usage",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "queue_ms",
+            "time_to_first_token_ms",
+            "total_ms",
+            "idempotency_key",
+            "request",
+            "stream_url",
+        )
+
+    @extend_schema_field(UsageSerializer)
+    def get_usage(self, run: Run) -> dict[str, int | None]:
+        return {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens}
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_queue_ms(self, run: Run) -> int | None:
+        return run_timings(run=run).queue_ms
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_time_to_first_token_ms(self, run: Run) -> int | None:
+        return run_timings(run=run).time_to_first_token_ms
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_total_ms(self, run: Run) -> int | None:
+        return run_timings(run=run).total_ms
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_stream_url(self, run: Run) -> str:
+        return f"/api/v1/runs/{run.pk}/stream/"
+
+
+class VersionRunListCreateApi(ListAPIView):
+    serializer_class = RunSerializer
+
+    class InputSerializer(serializers.Serializer):
+        variables = serializers.JSONField(
+            required=False,
+            help_text="An object of name → text for the version's declared variables; the rest"
+            " keep their defaults.",
+        )
+        idempotency_key = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="A retried POST with the same key returns the same run (per version and"
+            " caller).",
+        )
+        provider = serializers.ChoiceField(
+            choices=("anthropic", "openai", "echo"),
+            required=False,
+            help_text="Run on another provider than the version's (compare).",
+        )
+        model = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=200,
+            help_text="Run on another model than the version's (compare).",
+        )
+
+    def get_queryset(self) -> Any:
+        version = version_get_for_user(user=self.request.user, version_id=self.kwargs["version_id"])
+        return run_list_for_version(version=version)
+
+    @extend_schema(
+        summary="Run a version",
+        description="Queues a run (201); it executes in a worker. Watch it with the `stream_url`"
+        " (server-sent events) or poll `GET /api/v1/runs/{id}/`. The request sent is the"
+        " version's export, with variables filled. Owners, editors and viewers may run.",
+        request=InputSerializer,
+        responses={201: RunSerializer, 200: RunSerializer},
+    )
+    def post(self, request: Request, version_id: int) -> Response:
+        version = version_get_for_user(user=request.user, version_id=version_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = run_create(
+            actor=request_actor(request),
+            version=version,
+            variables=data.validated_data.get("variables"),
+            idempotency_key=data.validated_data.get("idempotency_key"),
+            provider=data.validated_data.get("provider"),
+            model=data.validated_data.get("model"),
+        )
+        response = Response(
+            RunSerializer(result.run).data,
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+        if not result.created:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses=RunSerializer)
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(RunSerializer(run_get_for_user(user=request.user, run_id=run_id).run).data)
+
+
+class EventStreamRenderer(BaseRenderer):
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(
+        self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None
+    ) -> bytes:
+        return b""  # the stream writes itself; errors are rendered as JSON (finalize_response)
+
+
+class RunStreamApi(JsonErrorsMixin, APIView):
+    renderer_classes = [EventStreamRenderer, JSONRenderer]
+
+    @extend_schema(
+        summary="Stream a run (server-sent events)",
+        description="`event: token` with `{text, offset}` for each new piece of output (the"
+        " event id is the character offset after it), then `event: done` with the run. Resume"
+        " with `Last-Event-ID` or `?offset=`. A finished run sends its whole output, then"
+        " `done`.",
+        parameters=[
+            OpenApiParameter("offset", int, required=False, description="Start at this character."),
+        ],
+        responses={(200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR)},
+    )
+    def get(self, request: Request, run_id: int) -> StreamingHttpResponse:
+        access = run_get_for_user(user=request.user, run_id=run_id)
+        raw = request.headers.get("Last-Event-ID") or request.query_params.get("offset") or "0"
+        try:
+            offset = max(0, min(int(raw), 2**31))
+        except ValueError:
+            offset = 0
+        pk = access.run.pk
+
+        def final() -> dict[str, Any]:
+            run = Run.objects.select_related("version", "created_by").get(pk=pk)
+            return dict(RunSerializer(run).data)
+
+        response = StreamingHttpResponse(
+            run_events(run_id=pk, offset=offset, final=final),
+            content_type="text/event-stream; charset=utf-8",
+        )
+        response["Cache-Control"] = "no-cache, no-store"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
+        return response
+
+
+class RunCancelApi(APIView):
+    @extend_schema(request=None, responses=RunSerializer, summary="Cancel a queued or running run")
+    def post(self, request: Request, run_id: int) -> Response:
+        access = run_get_for_user(user=request.user, run_id=run_id)
+        return Response(
+            RunSerializer(run_cancel(actor=request_actor(request), run=access.run)).data
+        )
+
+
+class RunContinueApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        message = serializers.CharField(
+            max_length=200_000,
+            trim_whitespace=False,
+            help_text="The next user turn.",
+        )
+
+    @extend_schema(
+        summary="Continue the conversation as a new version",
+        description="201: a child of the run's version with the run's output appended as an"
+        " `assistant` turn and `message` as the next `user` turn (editors and the owner).",
+        request=InputSerializer,
+        responses={201: PromptVersionListCreateApi.CreatedSerializer},
+    )
+    def post(self, request: Request, run_id: int) -> Response:
+        access = run_get_for_user(user=request.user, run_id=run_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = run_continue(
+            actor=request_actor(request),
+            run=access.run,
+            message=data.validated_data["message"],
+            role=access.role,
+        )
+        return _saved(result)

@@ -1,0 +1,452 @@
+"""Writes of runs. Status changes are conditional updates, so a repeated call is a no-op.
+
+    queued ──claim──▶ running ──▶ done | failed
+       │                 │
+       └──▶ cancelled ◀──┘        (and queued/running ──reaper──▶ failed)
+
+A run sends its provider call at most once: a redelivered task (acks_late, worker lost) whose
+run is still `running` with a fresh heartbeat leaves it alone, and one with a stale heartbeat
+fails it instead of paying for the call twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from common.exceptions import Conflict, Forbidden
+
+from ..content import DEFAULT_MODELS, PROVIDERS, content_placeholders
+from ..exceptions import ContentInvalid
+from ..export import export_request, export_sdk_arguments
+from ..models import PromptVersion, Role, Run
+from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
+from ..selectors import version_content
+from ..services import SaveResult, prompt_version_create
+
+logger = logging.getLogger(__name__)
+
+MAX_IDEMPOTENCY_KEY = 100
+MAX_VARIABLE_CHARS = 1_000_000
+MAX_CONTINUE_CHARS = 200_000
+
+Status = Run.Status
+
+
+# --- create ---------------------------------------------------------------------------------
+
+
+def run_variables_resolve(*, content: Mapping[str, Any], given: Any) -> dict[str, str]:
+    """The values a run fills its texts with: the version's defaults, overridden by `given`.
+
+    A name the version does not declare, or a placeholder with no value, is an error here,
+    before anything is sent.
+    """
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise ContentInvalid("variables: must be an object of name → text.", field="variables")
+    declared: dict[str, str] = dict(content.get("variables") or {})
+    for name, value in given.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ContentInvalid(
+                f"variables.{name}: this version declares no such variable (declared: {known}).",
+                field=f"variables.{name}",
+            )
+        if not isinstance(value, str):
+            raise ContentInvalid(f"variables.{name}: must be a string.", field=f"variables.{name}")
+        if len(value) > MAX_VARIABLE_CHARS or "\x00" in value:
+            raise ContentInvalid(
+                f"variables.{name}: at most {MAX_VARIABLE_CHARS} characters, no NUL.",
+                field=f"variables.{name}",
+            )
+    values = {**declared, **given}
+    missing = [name for name in content_placeholders(dict(content)) if name not in values]
+    if missing:
+        raise ContentInvalid(
+            f"variables: {{{{{missing[0]}}}}} is used in the prompt but has no value; declare it"
+            " with a default or pass it in `variables`.",
+            field="variables",
+        )
+    return dict(sorted(values.items()))
+
+
+def _choose_model(content: Mapping[str, Any], provider: Any, model: Any) -> tuple[str, str]:
+    chosen_provider = content["provider"] if provider in (None, "") else provider
+    if chosen_provider not in PROVIDERS:
+        raise ContentInvalid(f"provider: must be one of {', '.join(PROVIDERS)}.", field="provider")
+    if model in (None, ""):
+        model = (
+            content["model"]
+            if chosen_provider == content["provider"]
+            else DEFAULT_MODELS[chosen_provider]
+        )
+    if not isinstance(model, str) or not model.strip() or len(model) > 200:
+        raise ContentInvalid("model: must be 1-200 characters.", field="model")
+    return chosen_provider, model.strip()
+
+
+def _idempotency_key(value: Any) -> str:
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_IDEMPOTENCY_KEY or not value.isprintable():
+        raise ContentInvalid(
+            f"idempotency_key: at most {MAX_IDEMPOTENCY_KEY} printable characters.",
+            field="idempotency_key",
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class RunCreated:
+    run: Run
+    created: bool  # False: an earlier POST with the same idempotency key made it
+
+
+def _replay(run: Run, provider: str, model: str, values: dict[str, str]) -> RunCreated:
+    if (run.provider, run.model, run.variables) != (provider, model, values):
+        raise Conflict(
+            "idempotency_key: already used for a run of this version with other variables or"
+            " another model.",
+            field="idempotency_key",
+        )
+    return RunCreated(run=run, created=False)
+
+
+def _earlier(version: PromptVersion, actor: User, key: str) -> Run | None:
+    return Run.objects.filter(version=version, created_by_id=actor.pk, idempotency_key=key).first()
+
+
+def run_create(
+    *,
+    actor: User,
+    version: PromptVersion,
+    variables: Any = None,
+    idempotency_key: Any = None,
+    provider: Any = None,
+    model: Any = None,
+) -> RunCreated:
+    """Queue a run of `version`; the request is built now, with the export module's builder.
+
+    With an `idempotency_key` (per version and user), a repeated call returns the first run.
+    The caller must already hold at least viewer access (selectors check it).
+    """
+    key = _idempotency_key(idempotency_key)
+    content = version_content(version=version)
+    chosen_provider, chosen_model = _choose_model(content, provider, model)
+    values = run_variables_resolve(content=content, given=variables)
+    if key:
+        earlier = Run.objects.filter(
+            version=version, created_by_id=actor.pk, idempotency_key=key
+        ).first()
+        if earlier is not None:
+            return _replay(earlier, chosen_provider, chosen_model, values)
+    adapter = provider_get(chosen_provider)
+    adapter.check_configured()
+    request = export_request(
+        content={
+            **content,
+            "provider": chosen_provider,
+            "model": chosen_model,
+            "variables": values,
+        },
+        api=adapter.api,  # type: ignore[arg-type]
+        stream=True,
+    )
+    # Where it really goes: the configured base URL, not the provider's default.
+    request["url"] = (
+        "echo:"
+        if chosen_provider == "echo"
+        else adapter.base_url() + export_sdk_arguments(request=request, api=adapter.api).path  # type: ignore[arg-type]
+    )
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                version=version,
+                created_by_id=actor.pk,
+                provider=chosen_provider,
+                model=chosen_model,
+                variables=values,
+                request=request,
+                idempotency_key=key,
+            )
+            transaction.on_commit(lambda: _enqueue(run.pk))
+    except IntegrityError:
+        # A concurrent POST with the same key won the insert: answer with its run.
+        earlier = Run.objects.filter(
+            version=version, created_by_id=actor.pk, idempotency_key=key
+        ).first()
+        if earlier is None:
+            raise
+        return _replay(earlier, chosen_provider, chosen_model, values)
+    logger.info(
+        "run.created",
+        extra={"run_id": run.pk, "version_id": version.pk, "provider": chosen_provider},
+    )
+    return RunCreated(run=run, created=True)
+
+
+def _enqueue(run_id: int) -> None:
+    from .dispatch import run_enqueue
+
+    run_enqueue(run_id=run_id)
+
+
+# --- execute --------------------------------------------------------------------------------
+
+
+def _fail(run_id: int, reason: str, *, from_statuses: tuple[str, ...]) -> bool:
+    now = timezone.now()
+    changed = Run.objects.filter(pk=run_id, status__in=from_statuses).update(
+        status=Status.FAILED, error=reason[:2000], finished_at=now, heartbeat_at=now
+    )
+    if changed:
+        logger.info("run.failed", extra={"run_id": run_id, "reason": reason[:200]})
+    return bool(changed)
+
+
+def _claim(run_id: int) -> bool:
+    """queued → running; False when someone else has it or it is finished."""
+    now = timezone.now()
+    return bool(
+        Run.objects.filter(pk=run_id, status=Status.QUEUED).update(
+            status=Status.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            deliveries=F("deliveries") + 1,
+        )
+    )
+
+
+class _Writer:
+    """Buffers streamed text and writes it to the row at most every RUN_FLUSH_INTERVAL_MS
+    (the first text at once, for time to first token). A write that matches no running row
+    means the run was cancelled or reaped: the caller stops."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.parts: list[str] = []
+        self.flushed_at = 0.0
+        self.first_token = True
+        self.interval = settings.RUN_FLUSH_INTERVAL_MS / 1000
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def add(self, text: str) -> bool:
+        self.parts.append(text)
+        if self.first_token or time.monotonic() - self.flushed_at >= self.interval:
+            return self.flush()
+        return True
+
+    def flush(self) -> bool:
+        now = timezone.now()
+        fields: dict[str, Any] = {"output": self.text, "heartbeat_at": now}
+        if self.first_token and self.parts:
+            fields["first_token_at"] = now
+            self.first_token = False
+        self.flushed_at = time.monotonic()
+        return bool(Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(**fields))
+
+
+def _heartbeat(run_id: int) -> bool:
+    return bool(
+        Run.objects.filter(pk=run_id, status=Status.RUNNING).update(heartbeat_at=timezone.now())
+    )
+
+
+def _stream_once(run: Run, writer: _Writer, tools: list[dict[str, Any]]) -> Finished | None:
+    """One provider call; None when the run stopped being ours (cancelled) mid-stream."""
+    adapter = provider_get(run.provider)
+    events = adapter.stream(request=run.request, timeout=settings.RUN_PROVIDER_TIMEOUT)
+    try:
+        for event in events:
+            if isinstance(event, TextDelta):
+                if event.text and not writer.add(event.text):
+                    return None
+            elif isinstance(event, ToolCall):
+                tools.append({"id": event.id, "name": event.name, "input": event.input})
+            elif isinstance(event, Finished):
+                return event
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()  # closes the provider's HTTP stream too, when we stop early
+    raise ProviderError("The provider's stream ended without a final event.")
+
+
+def _call_with_retries(run: Run, writer: _Writer, tools: list[dict[str, Any]]) -> Finished | None:
+    """429s before any output are retried after their `retry-after`, within
+    RUN_RETRY_ATTEMPTS and RUN_RETRY_MAX_WAIT; everything else fails the run."""
+    attempts = max(1, settings.RUN_RETRY_ATTEMPTS)
+    for attempt in range(1, attempts + 1):
+        try:
+            return _stream_once(run, writer, tools)
+        except ProviderError as error:
+            wait = error.retry_after
+            if wait is None or writer.parts or tools:
+                raise
+            if attempt == attempts:
+                raise ProviderError(f"{error.reason} Gave up after {attempts} attempts.") from None
+            if wait > settings.RUN_RETRY_MAX_WAIT:
+                raise ProviderError(
+                    f"{error.reason} It asked to retry after {wait:g} s, more than the"
+                    f" {settings.RUN_RETRY_MAX_WAIT:g} s a run waits."
+                ) from None
+            logger.info("run.retry", extra={"run_id": run.pk, "attempt": attempt, "wait": wait})
+            time.sleep(wait)
+            if not _heartbeat(run.pk):
+                return None
+    return None  # not reached: the last attempt returns or raises
+
+
+def run_execute(*, run_id: int) -> str:
+    """Execute a queued run: claim it, stream the provider's reply into it, finish it.
+
+    Idempotent: a run that is not queued is left as it is, except a `running` one whose
+    worker went silent (a redelivery after the worker died), which fails. Returns the status.
+    """
+    if not _claim(run_id):
+        run = Run.objects.filter(pk=run_id).only("status", "heartbeat_at").first()
+        if run is None:
+            return "missing"
+        if run.status == Status.RUNNING and _is_stale(run.heartbeat_at):
+            _fail(
+                run_id,
+                "The worker running this run stopped mid-run (killed or lost); the call was not"
+                " sent again. Run it again.",
+                from_statuses=(Status.RUNNING,),
+            )
+            return Status.FAILED
+        return run.status
+    run = Run.objects.get(pk=run_id)
+    writer = _Writer(run_id)
+    tools: list[dict[str, Any]] = []
+    try:
+        finished = _call_with_retries(run, writer, tools)
+    except ProviderError as error:
+        writer.flush()
+        _fail(run_id, error.reason, from_statuses=(Status.RUNNING,))
+        return Status.FAILED
+    except Exception as error:
+        # Never leave a run `running` because of a bug: record it as failed, then re-raise so
+        # the task's own error reporting sees it too.
+        logger.exception("run.crashed", extra={"run_id": run_id})
+        _fail(
+            run_id,
+            f"Redline failed while running this ({type(error).__name__}).",
+            from_statuses=(Status.RUNNING,),
+        )
+        raise
+    if finished is None:
+        return Run.objects.values_list("status", flat=True).get(pk=run_id)
+    now = timezone.now()
+    done = Run.objects.filter(pk=run_id, status=Status.RUNNING).update(
+        status=Status.DONE,
+        output=writer.text,
+        tool_calls=tools,
+        stop_reason=finished.stop_reason[:40],
+        input_tokens=finished.input_tokens,
+        output_tokens=finished.output_tokens,
+        finished_at=now,
+        heartbeat_at=now,
+        first_token_at=F("first_token_at") if writer.parts else now,
+    )
+    if not done:
+        return Run.objects.values_list("status", flat=True).get(pk=run_id)
+    logger.info("run.done", extra={"run_id": run_id, "output_tokens": finished.output_tokens})
+    return Status.DONE
+
+
+def _is_stale(heartbeat: Any) -> bool:
+    return heartbeat is None or heartbeat < timezone.now() - timedelta(
+        seconds=settings.RUN_STALE_SECONDS
+    )
+
+
+# --- cancel, reap ---------------------------------------------------------------------------
+
+
+def run_cancel(*, actor: User, run: Run) -> Run:
+    """Cancel a queued or running run (its author or the prompt's owner). The worker sees it
+    at its next write and closes the provider stream. Cancelling a finished run is a no-op."""
+    if actor.pk not in (run.created_by_id, run.version.prompt.owner_id):
+        raise Forbidden("Only the person who started this run, or the owner, can cancel it.")
+    now = timezone.now()
+    Run.objects.filter(pk=run.pk, status__in=(Status.QUEUED, Status.RUNNING)).update(
+        status=Status.CANCELLED, finished_at=now, error="Cancelled by the user."
+    )
+    run.refresh_from_db()
+    return run
+
+
+def runs_reap_stale() -> int:
+    """Fail runs whose worker vanished: running with a stale heartbeat, or queued too long."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.RUN_STALE_SECONDS)
+    waited = now - timedelta(seconds=settings.RUN_QUEUED_MAX_SECONDS)
+    lost = Run.objects.filter(status=Status.RUNNING, heartbeat_at__lt=stale).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=(
+            f"The worker running this stopped responding (no progress for"
+            f" {settings.RUN_STALE_SECONDS} s: killed or lost). Run it again."
+        ),
+    )
+    unclaimed = Run.objects.filter(status=Status.QUEUED, created_at__lt=waited).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=f"No worker took this run within {settings.RUN_QUEUED_MAX_SECONDS} s.",
+    )
+    if lost or unclaimed:
+        logger.info("runs.reaped", extra={"lost": lost, "unclaimed": unclaimed})
+    return lost + unclaimed
+
+
+# --- continue -------------------------------------------------------------------------------
+
+
+def run_continue(*, actor: User, run: Run, message: Any, role: str) -> SaveResult:
+    """A child of the run's version: the run's output as an `assistant` turn, then `message`
+    as the next `user` turn. The run's variables become the child's defaults and its
+    provider and model the child's, so the child replays the conversation that happened."""
+    if role not in (Role.OWNER, Role.EDITOR):
+        raise Forbidden("You have read-only access to this prompt: continuing saves a version.")
+    if run.status != Status.DONE:
+        raise Conflict(f"Only a finished run can be continued; this one is {run.status}.")
+    if not isinstance(message, str) or not message.strip():
+        raise ContentInvalid("message: the next user turn must not be empty.", field="message")
+    if len(message) > MAX_CONTINUE_CHARS:
+        raise ContentInvalid(f"message: at most {MAX_CONTINUE_CHARS} characters.", field="message")
+    if not run.output:
+        raise Conflict("This run produced no text to continue from (only tool calls).")
+    version = run.version
+    content = version_content(version=version)
+    content["provider"], content["model"] = run.provider, run.model
+    content["variables"] = dict(run.variables)
+    content["messages"] = [
+        *content["messages"],
+        {"role": "assistant", "content": run.output},
+        {"role": "user", "content": message},
+    ]
+    summary = " ".join(message.split())
+    summary = summary if len(summary) <= 60 else summary[:59] + "…"
+    return prompt_version_create(
+        actor=actor,
+        prompt=version.prompt,
+        parent=version,
+        content=content,
+        message=f"Continue run {run.pk}: {summary}",
+    )
