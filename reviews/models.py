@@ -92,6 +92,9 @@ class Review(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews"
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    attempt = models.PositiveSmallIntegerField(
+        default=1, help_text="1 for a first review; timed practice reviews count up (retries)."
+    )
     summary = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -101,7 +104,8 @@ class Review(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["revision", "reviewer"], name="review_one_per_revision_and_reviewer"
+                fields=["revision", "reviewer", "attempt"],
+                name="review_one_per_revision_reviewer_attempt",
             ),
             models.CheckConstraint(
                 condition=(Q(status="draft") & Q(submitted_at__isnull=True))
@@ -286,3 +290,8 @@ class AnnotationAnchor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotation_id} in {self.revision_id}: {self.status}"
+
+
+# Practice (answer keys, planted items, timers) lives in its own module; imported here so the
+# app registry finds its models.
+from .practice.models import AnswerKey, PlantedItem, TimedReview  # noqa: E402, F401

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .practice import views as practice_views
 
 app_name = "reviews"
 urlpatterns = [
@@ -13,4 +14,7 @@ urlpatterns = [
     path("r/<int:review_id>/", views.review_detail_view, name="review"),
     path("r/<int:review_id>/checklist/", views.review_checklist_view, name="checklist"),
     path("r/<int:review_id>/submit/", views.review_submit_view, name="submit"),
+    path("practice/", practice_views.progress_view, name="practice"),
+    path("d/<int:doc_id>/practice/", practice_views.practice_start_view, name="practice-start"),
+    path("r/<int:review_id>/debrief/", practice_views.debrief_view, name="debrief"),
 ]

@@ -31,6 +31,7 @@ from .models import (
     DocRevision,
     Review,
 )
+from .practice.views import doc_practice, review_practice
 from .rendering import markdown_render, source_render
 from .selectors import (
     annotation_list,
@@ -178,6 +179,7 @@ def _doc_page(
             else (text if viewed.pk == latest.pk else revision_text(revision=latest)),
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
+            "practice": doc_practice(doc=doc),
         },
         status=status,
     )
@@ -349,6 +351,7 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
             "severities": Annotation.Severity.choices,
             "issue_statuses": Annotation.Status.choices,
             "is_doc_author": doc.author_id == user_id,
+            "practice": review_practice(review=review, user=request.user),
             **_checklist_context(review, can_edit),
         },
     )
