@@ -42,6 +42,7 @@ class ScorecardPage:
     scorecard: Scorecard
     annotations: dict[int, Annotation]
     timed: bool
+    minutes_allowed: int | None  # the timer's, for a mock review
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def scorecard_get_for_user(*, user: User, review_id: Any) -> ScorecardPage:
         Review.objects.select_related("reviewer", "revision", "revision__doc")
         .filter(
             pk=object_id_parse(review_id),
-            reviewer=user,
+            reviewer_id=user.pk,
             status=Review.Status.SUBMITTED,
             revision__doc__answer_key__isnull=False,
         )
@@ -170,6 +171,7 @@ def scorecard_get_for_user(*, user: User, review_id: Any) -> ScorecardPage:
         scorecard=scorecard,
         annotations=annotations,
         timed=timer is not None,
+        minutes_allowed=timer.minutes_allowed if timer else None,
     )
 
 
@@ -177,7 +179,7 @@ def mock_review_list_for_user(*, user: User) -> QuerySet[TimedReview]:
     if not user.is_authenticated:
         return TimedReview.objects.none()
     return (
-        TimedReview.objects.filter(review__reviewer=user)
+        TimedReview.objects.filter(review__reviewer_id=user.pk)
         .select_related(
             "review", "review__revision", "review__revision__doc", "review__revision__doc__question"
         )

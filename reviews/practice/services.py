@@ -31,7 +31,7 @@ def mock_review_start(*, actor: AbstractBaseUser, doc: DesignDoc) -> tuple[Revie
         raise ReviewsError("This document has no revision to review.")
     draft = (
         Review.objects.select_for_update()
-        .filter(revision=revision, reviewer=actor, status=Review.Status.DRAFT)
+        .filter(revision=revision, reviewer_id=actor.pk, status=Review.Status.DRAFT)
         .first()
     )
     if draft is not None:
@@ -40,14 +40,19 @@ def mock_review_start(*, actor: AbstractBaseUser, doc: DesignDoc) -> tuple[Revie
         )
         return draft, False
     attempt = (
-        Review.objects.filter(revision=revision, reviewer=actor).aggregate(n=Max("attempt"))["n"]
+        Review.objects.filter(revision=revision, reviewer_id=actor.pk).aggregate(n=Max("attempt"))[
+            "n"
+        ]
         or 0
     ) + 1
     try:
         with transaction.atomic():
-            review = Review.objects.create(revision=revision, reviewer=actor, attempt=attempt)
+            review = Review.objects.create(revision=revision, reviewer_id=actor.pk, attempt=attempt)
     except IntegrityError:  # a concurrent start won: resume it
-        return Review.objects.get(revision=revision, reviewer=actor, attempt=attempt), False
+        return (
+            Review.objects.get(revision=revision, reviewer_id=actor.pk, attempt=attempt),
+            False,
+        )
     checklist_rows_create(review)
     TimedReview.objects.create(
         review=review, started_at=review.created_at, minutes_allowed=key.minutes

@@ -5,6 +5,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -12,7 +14,7 @@ from django.views.decorators.http import require_POST
 from ..exceptions import NotFound, ReviewsError
 from ..models import Area, DesignDoc, Review
 from ..selectors import doc_get_for_user
-from .scoring import ItemResult, RankedRisk
+from .scoring import SEVERITY_ORDER, ItemResult, RankedRisk
 from .selectors import (
     ScorecardPage,
     TimerView,
@@ -66,6 +68,13 @@ def doc_practice(*, doc: DesignDoc) -> DocPractice:
     return DocPractice(has_key=key is not None, minutes=key.minutes if key else 0)
 
 
+def _signed_in(request: HttpRequest) -> AbstractBaseUser:
+    """The acting account of a login_required view."""
+    if not isinstance(request.user, AbstractBaseUser):
+        raise PermissionDenied
+    return request.user
+
+
 @login_required
 @require_POST
 def practice_start_view(request: HttpRequest, doc_id: int) -> HttpResponse:
@@ -74,7 +83,7 @@ def practice_start_view(request: HttpRequest, doc_id: int) -> HttpResponse:
     except NotFound:
         raise Http404 from None
     try:
-        review, created = mock_review_start(actor=request.user, doc=doc)
+        review, created = mock_review_start(actor=_signed_in(request), doc=doc)
     except ReviewsError as error:
         messages.error(request, error.message)
         return redirect("reviews:doc", doc_id=doc.pk)
@@ -128,7 +137,10 @@ def debrief_view(request: HttpRequest, review_id: int) -> HttpResponse:
             "card": card,
             "percent": round(card.score * 100),
             "found_items": [i for i in items if i.result.found],
-            "missed_items": [i for i in items if not i.result.found],
+            "missed_items": sorted(
+                (i for i in items if not i.result.found),
+                key=lambda i: SEVERITY_ORDER.get(i.result.severity, 99),
+            ),
             "trapped_items": [i for i in items if i.result.trapped_by],
             "worst": worst,
             "lead": lead,
@@ -136,6 +148,8 @@ def debrief_view(request: HttpRequest, review_id: int) -> HttpResponse:
             "worst_rank": next((r.rank for r in card.ranking if r.item == card.worst), None),
             "ranking": [(r, page.annotations.get(r.annotation)) for r in card.ranking],
             "unset_labels": [AREA_LABELS[a] for a in card.checklist_unset],
+            "assessed": len(AREA_LABELS) - len(card.checklist_unset),
+            "minutes_allowed": page.minutes_allowed,
         },
     )
 
