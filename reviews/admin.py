@@ -81,3 +81,6 @@ class AnnotationAnchorAdmin(ReadOnlyAdmin):
     list_display = ("annotation", "revision", "status", "start", "end", "score", "manual")
     list_select_related = ("revision",)
     list_filter = ("status", "manual")
+
+
+from .practice import admin as practice_admin  # noqa: E402, F401  (answer keys, timers)

@@ -2,6 +2,8 @@
 reviews with attempts, the scorecard API (who sees it, its fields), the debrief and progress
 pages, and no answer-key leak on any surface before submit."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -322,3 +324,49 @@ def test_the_answer_key_never_leaks_before_submit(practice_doc):
     other = api_client_for(make_user("lou"))
     assert MARKER not in other.get(f"/api/v1/reviews/{review.pk}/").content.decode()
     assert other.get(f"/api/v1/reviews/{review.pk}/scorecard/").status_code == 404
+
+
+def test_scorecard_queries_do_not_grow_with_annotations(practice_doc):
+    text = revision_text(revision=practice_doc.revisions.get())
+    words = [(m.start(), m.end()) for m in re.finditer(r"[A-Za-z]{6,}", text)]
+    counts = []
+    for n in (3, 30):
+        user = make_user(f"q{n}")
+        review, _ = mock_review_start(actor=user, doc=practice_doc)
+        for index in range(n):
+            start, end = words[(index * 5) % len(words)]
+            annotation_create(
+                actor=user,
+                review=review,
+                start=start,
+                end=end,
+                area="scale-cost",
+                kind="risk" if index % 2 else "question",
+                severity="major",
+                body=f"Comment {index}",
+            )
+        review_submit(actor=user, review=review)
+        api, client = api_client_for(user), client_for(user)
+        for fetch, url in (
+            (api.get, f"/api/v1/reviews/{review.pk}/scorecard/"),
+            (client.get, f"/reviews/r/{review.pk}/debrief/"),
+        ):
+            fetch(url)
+            with CaptureQueriesContext(connection) as captured:
+                assert fetch(url).status_code == 200
+            counts.append(len(captured.captured_queries))
+    assert counts[:2] == counts[2:], counts
+
+
+def test_answer_keys_are_read_only_in_the_admin(practice_doc):
+    admin = make_user("root")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client = client_for(admin)
+    key = practice_doc.answer_key
+    assert client.get("/admin/reviews/answerkey/").status_code == 200
+    page = client.get(f"/admin/reviews/answerkey/{key.pk}/change/")
+    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+    assert "capacity-shortfall" in page.content.decode()
+    assert client.get("/admin/reviews/answerkey/add/").status_code == 403
+    assert client.get("/admin/reviews/timedreview/").status_code == 200
