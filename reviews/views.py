@@ -179,7 +179,7 @@ def _doc_page(
             else (text if viewed.pk == latest.pk else revision_text(revision=latest)),
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
-            "practice": doc_practice(doc=doc),
+            "practice": doc_practice(doc=doc, user=request.user),
         },
         status=status,
     )

@@ -72,6 +72,17 @@ def answer_key_for_doc(*, doc: DesignDoc) -> AnswerKey | None:
     return AnswerKey.objects.filter(doc=doc).first()
 
 
+def draft_review_exists(*, user: User, doc: DesignDoc) -> bool:
+    """Whether the user has a draft of the document's latest revision (a mock review resumes
+    it)."""
+    if not user.is_authenticated:
+        return False
+    latest = DocRevision.objects.filter(doc=doc).order_by("-number").values("pk")[:1]
+    return Review.objects.filter(
+        revision_id__in=latest, reviewer_id=user.pk, status=Review.Status.DRAFT
+    ).exists()
+
+
 def timer_for_review(*, review: Review) -> TimerView | None:
     timer = TimedReview.objects.filter(review=review).first()
     if timer is None:

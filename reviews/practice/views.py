@@ -19,6 +19,7 @@ from .selectors import (
     ScorecardPage,
     TimerView,
     answer_key_for_doc,
+    draft_review_exists,
     practice_doc_list,
     progress_for_user,
     scorecard_get_for_user,
@@ -51,6 +52,7 @@ class DocPractice:
 
     has_key: bool
     minutes: int
+    in_progress: bool  # the user has a draft of this document that will be resumed
 
 
 def review_practice(*, review: Review, user: Any) -> ReviewPractice:
@@ -63,9 +65,15 @@ def review_practice(*, review: Review, user: Any) -> ReviewPractice:
     )
 
 
-def doc_practice(*, doc: DesignDoc) -> DocPractice:
+def doc_practice(*, doc: DesignDoc, user: Any) -> DocPractice:
     key = answer_key_for_doc(doc=doc)
-    return DocPractice(has_key=key is not None, minutes=key.minutes if key else 0)
+    if key is None:
+        return DocPractice(has_key=False, minutes=0, in_progress=False)
+    return DocPractice(
+        has_key=True,
+        minutes=key.minutes,
+        in_progress=draft_review_exists(user=user, doc=doc),
+    )
 
 
 def _signed_in(request: HttpRequest) -> AbstractBaseUser:

@@ -121,6 +121,8 @@ def test_start_button_timer_and_scorecard_link_on_the_pages(practice_doc):
     started = client.post(f"/reviews/d/{practice_doc.pk}/practice/")
     review = Review.objects.get(reviewer=user)
     assert started["Location"] == f"/reviews/r/{review.pk}/"
+    page = client.get(f"/reviews/d/{practice_doc.pk}/").content.decode()
+    assert "Resume your review on the clock" in page
     html = client.get(started["Location"]).content.decode()
     assert 'id="practice-timer"' in html and 'data-minutes="45"' in html
     assert "js/practice-timer.js" in html and "See your scorecard" not in html
