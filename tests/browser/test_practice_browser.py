@@ -9,7 +9,11 @@ import pytest
 from django.utils import timezone
 
 from reviews.models import Annotation, DesignDoc, Review, TimedReview
+from reviews.practice.services import mock_review_start
 from reviews.seed import practice_docs_load, practice_keys_load
+from reviews.selectors import revision_text
+from reviews.services import annotation_create, review_submit
+from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
 from tests.browser.test_reviews_browser import annotate, login, select_text
 from tests.factories import make_user
 
@@ -114,3 +118,50 @@ def test_timed_review_submit_and_scorecard(new_page, artifacts_dir):
     assert "2 / 10" in row.inner_text() and "min" in row.inner_text()
     assert "Design an LLM inference API" in page.locator(".progress-group h3").inner_text()
     page.screenshot(path=artifacts_dir / "5-progress.png", full_page=True)
+
+
+def test_practice_pages_have_no_wcag_violations(new_page, axe_source, artifacts_dir):  # noqa: F811
+    practice_docs_load()
+    practice_keys_load()
+    user = make_user("quinn")
+    doc = DesignDoc.objects.get(title=TITLE)
+    submitted, _ = mock_review_start(actor=user, doc=doc)
+    text = revision_text(revision=submitted.revision)
+    for quote, values in (
+        (CAPACITY, {"kind": "risk", "area": "scale-cost"}),
+        (
+            "grouped by `max_tokens` bucket (256, 1024, 4096)",
+            {"kind": "alternative", "area": "scale-cost", "tradeoff": "A new runtime."},
+        ),
+    ):
+        start = text.index(quote)
+        annotation_create(
+            actor=user,
+            review=submitted,
+            start=start,
+            end=start + len(quote),
+            severity="major",
+            body="Comment",
+            **values,
+        )
+    review_submit(actor=user, review=submitted)
+    chat = DesignDoc.objects.get(title="One-to-one messaging for the support app")
+    draft, _ = mock_review_start(actor=user, doc=chat)
+
+    page = new_page()
+    login(page, "quinn")
+    found = {}
+    for name, path in {
+        "progress": "/reviews/practice/",
+        "practice doc": f"/reviews/d/{doc.pk}/",
+        "timed draft": f"/reviews/r/{draft.pk}/",
+        "submitted mock review": f"/reviews/r/{submitted.pk}/",
+        "debrief": f"/reviews/r/{submitted.pk}/debrief/",
+    }.items():
+        response = page.goto(path)
+        assert response is not None and response.status == 200, name
+        page.wait_for_load_state("networkidle")
+        found[name] = axe_violations(page, axe_source)
+        page.screenshot(path=artifacts_dir / f"{name.replace(' ', '-')}.png", full_page=True)
+    report = [f"{name}: {v}" for name, violations in found.items() for v in violations]
+    assert report == [], "\n".join(report)
