@@ -1,5 +1,5 @@
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from .models import ApiToken
@@ -9,7 +9,7 @@ API_TOKEN_PREFIX = "rlk_"  # noqa: S105 (a public prefix, not a secret)
 
 
 @transaction.atomic
-def api_token_create(*, actor: AbstractBaseUser) -> tuple[ApiToken, str]:
+def api_token_create(*, actor: User) -> tuple[ApiToken, str]:
     """Create an API key for `actor`. Returns the row and the key; the key is not stored."""
     key = token_generate(prefix=API_TOKEN_PREFIX)
     token = ApiToken.objects.create(
@@ -19,5 +19,5 @@ def api_token_create(*, actor: AbstractBaseUser) -> tuple[ApiToken, str]:
 
 
 @transaction.atomic
-def user_create(*, username: str, password: str, email: str = "") -> AbstractBaseUser:
+def user_create(*, username: str, password: str, email: str = "") -> User:
     return get_user_model().objects.create_user(username=username, password=password, email=email)

@@ -1,5 +1,7 @@
 """OpenAPI schema generation tuned to our API style."""
 
+from typing import Any, Literal
+
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
 
 
@@ -10,7 +12,9 @@ class AutoSchema(BaseAutoSchema):
     default component names ("Input", "Output") would collide across views.
     """
 
-    def get_serializer_name(self, serializer, direction: str) -> str:
+    def get_serializer_name(
+        self, serializer: Any, direction: Literal["request", "response"]
+    ) -> str:
         qualname = type(serializer).__qualname__
         if "." in qualname:
             outer, inner = qualname.rsplit(".", 1)

@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from accounts.tokens import token_generate, token_hash
+from common.auth import Viewer
 from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
@@ -28,7 +29,7 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import version_content
+from .selectors import PromptAccess, version_content
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def _insert_version(
     *,
     prompt: Prompt,
     parent: PromptVersion | None,
-    author: AbstractBaseUser,
+    author: User,
     content: dict[str, Any],
     digest: str,
     message: str,
@@ -101,7 +102,7 @@ def _insert_version(
 
 
 def _label_cas(
-    *, actor: AbstractBaseUser, label: Label, expected_id: int | None, version: PromptVersion
+    *, actor: User, label: Label, expected_id: int | None, version: PromptVersion
 ) -> bool:
     """Move `label` to `version` iff it still points at `expected_id`; log the move."""
     moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(version=version)
@@ -115,7 +116,7 @@ def _label_cas(
 @transaction.atomic
 def prompt_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     title: str,
     content: Any,
     question: Question | None = None,
@@ -144,7 +145,7 @@ def prompt_create(
 @transaction.atomic
 def prompt_version_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     parent: PromptVersion,
     content: Any,
@@ -183,7 +184,7 @@ def prompt_version_create(
 
 def prompt_version_revert(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     target: PromptVersion,
     parent: PromptVersion,
@@ -203,7 +204,7 @@ def prompt_version_revert(
 @transaction.atomic
 def label_move(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     name: str,
     version: PromptVersion,
@@ -259,7 +260,7 @@ def label_move(
 SHARE_TOKEN_PREFIX = "rl_"  # noqa: S105 (a public prefix so secret scanners can spot leaked links)
 
 
-def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
+def _owner_only(actor: User, prompt: Prompt) -> None:
     if prompt.owner_id != actor.pk:
         raise Forbidden("Only the owner can manage sharing.")
 
@@ -267,7 +268,7 @@ def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
 @transaction.atomic
 def share_link_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     access: str,
     version: PromptVersion | None = None,
@@ -306,7 +307,7 @@ def share_link_create(
 
 
 @transaction.atomic
-def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
+def share_link_revoke(*, actor: User, link: ShareLink) -> ShareLink:
     """Revoke a link; effective on the next request. Revoking twice is a no-op."""
     _owner_only(actor, link.prompt)
     ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
@@ -316,7 +317,7 @@ def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
 
 
 @transaction.atomic
-def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: str) -> AccessGrant:
+def grant_set(*, actor: User, prompt: Prompt, username: str, role: str) -> AccessGrant:
     """Give `username` the role on `prompt` (replacing an active grant with another role)."""
     _owner_only(actor, prompt)
     if role not in (Role.VIEWER, Role.EDITOR):
@@ -341,7 +342,7 @@ def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: s
 
 
 @transaction.atomic
-def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> int:
+def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     """Revoke the user's active grant; effective on the next request. Returns rows changed."""
     _owner_only(actor, prompt)
     changed = AccessGrant.objects.filter(
@@ -351,12 +352,15 @@ def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> i
     return changed
 
 
-def access_log_grant_use(*, prompt: Prompt, user: AbstractBaseUser, path: str) -> None:
+def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
     """Record a grantee's visit; owners' own visits are not logged."""
-    grant = getattr(prompt, "grant", None)
-    if grant is not None:
+    if access.grant is not None:
         access_log_record(
-            prompt=prompt, via=AccessLogEntry.Via.GRANT, user=user, path=path, grant=grant
+            prompt=access.prompt,
+            via=AccessLogEntry.Via.GRANT,
+            user=user,
+            path=path,
+            grant=access.grant,
         )
 
 
@@ -364,7 +368,7 @@ def access_log_record(
     *,
     prompt: Prompt,
     via: str,
-    user: AbstractBaseUser | None,
+    user: Viewer | None,
     path: str,
     link: ShareLink | None = None,
     grant: AccessGrant | None = None,
@@ -381,9 +385,7 @@ def access_log_record(
 
 
 @transaction.atomic
-def prompt_copy_from_link(
-    *, actor: AbstractBaseUser, link: ShareLink, version: PromptVersion
-) -> Prompt:
+def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersion) -> Prompt:
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,

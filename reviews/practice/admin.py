@@ -3,7 +3,8 @@ the mock-review service)."""
 
 from django.contrib import admin
 
-from ..admin import ReadOnlyAdmin
+from common.admin import ReadOnlyAdmin
+
 from .models import AnswerKey, PlantedItem, TimedReview
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
+from common.auth import Viewer
 from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
@@ -20,8 +20,6 @@ from ..selectors import revision_text
 from .keys import key_from_model
 from .models import AnswerKey, PlantedItem, TimedReview
 from .scoring import Note, Scorecard, Submission, review_score
-
-User = AbstractBaseUser | AnonymousUser
 
 
 @dataclass(frozen=True)
@@ -72,7 +70,7 @@ def answer_key_for_doc(*, doc: DesignDoc) -> AnswerKey | None:
     return AnswerKey.objects.filter(doc=doc).first()
 
 
-def draft_review_exists(*, user: User, doc: DesignDoc) -> bool:
+def draft_review_exists(*, user: Viewer, doc: DesignDoc) -> bool:
     """Whether the user has a draft of the document's latest revision (a mock review resumes
     it)."""
     if not user.is_authenticated:
@@ -157,7 +155,7 @@ def _score_many(
     return result
 
 
-def scorecard_get_for_user(*, user: User, review_id: Any) -> ScorecardPage:
+def scorecard_get_for_user(*, user: Viewer, review_id: Any) -> ScorecardPage:
     """The scorecard of the user's own submitted review of a document with an answer key."""
     if not user.is_authenticated:
         raise NotFound
@@ -186,7 +184,7 @@ def scorecard_get_for_user(*, user: User, review_id: Any) -> ScorecardPage:
     )
 
 
-def mock_review_list_for_user(*, user: User) -> QuerySet[TimedReview]:
+def mock_review_list_for_user(*, user: Viewer) -> QuerySet[TimedReview]:
     if not user.is_authenticated:
         return TimedReview.objects.none()
     return (
@@ -198,7 +196,7 @@ def mock_review_list_for_user(*, user: User) -> QuerySet[TimedReview]:
     )
 
 
-def progress_for_user(*, user: User) -> list[QuestionProgress]:
+def progress_for_user(*, user: Viewer) -> list[QuestionProgress]:
     """The user's mock reviews grouped by question (documents without one by title), each
     submitted one with its scorecard; groups in question-bank order."""
     timers = list(mock_review_list_for_user(user=user))
@@ -240,7 +238,7 @@ def progress_for_user(*, user: User) -> list[QuestionProgress]:
     return progress
 
 
-def practice_doc_list(*, user: User) -> QuerySet[DesignDoc]:
+def practice_doc_list(*, user: Viewer) -> QuerySet[DesignDoc]:
     """The documents that can be practised on (they have an answer key), in question order."""
     if not user.is_authenticated:
         return DesignDoc.objects.none()
@@ -248,4 +246,44 @@ def practice_doc_list(*, user: User) -> QuerySet[DesignDoc]:
         DesignDoc.objects.filter(answer_key__isnull=False)
         .select_related("question", "answer_key")
         .order_by("question__position", "title")
+    )
+
+
+@dataclass(frozen=True)
+class ReviewPractice:
+    """The practice panel of the review page: the clock, and the debrief link once submitted."""
+
+    timer: TimerView | None
+    has_key: bool
+    submitted: bool
+    is_reviewer: bool
+
+
+@dataclass(frozen=True)
+class DocPractice:
+    """The practice panel of a document page."""
+
+    has_key: bool
+    minutes: int
+    in_progress: bool  # the user has a draft of this document that will be resumed
+
+
+def review_practice(*, review: Review, user: Viewer) -> ReviewPractice:
+    """What the review page shows about practice (two small queries)."""
+    return ReviewPractice(
+        timer=timer_for_review(review=review),
+        has_key=answer_key_for_doc(doc=review.revision.doc) is not None,
+        submitted=review.status == Review.Status.SUBMITTED,
+        is_reviewer=review.reviewer_id == user.pk,
+    )
+
+
+def doc_practice(*, doc: DesignDoc, user: Viewer) -> DocPractice:
+    key = answer_key_for_doc(doc=doc)
+    if key is None:
+        return DocPractice(has_key=False, minutes=0, in_progress=False)
+    return DocPractice(
+        has_key=True,
+        minutes=key.minutes,
+        in_progress=draft_review_exists(user=user, doc=doc),
     )

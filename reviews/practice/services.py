@@ -2,7 +2,7 @@
 
 import logging
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
-def mock_review_start(*, actor: AbstractBaseUser, doc: DesignDoc) -> tuple[Review, bool]:
+def mock_review_start(*, actor: User, doc: DesignDoc) -> tuple[Review, bool]:
     """Open a timed review of the document's latest revision; returns (review, created).
 
     Invariants: only documents with an answer key; at most one draft per reviewer and revision

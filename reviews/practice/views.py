@@ -5,25 +5,21 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..exceptions import NotFound, ReviewsError
-from ..models import Area, DesignDoc, Review
+from common.auth import request_actor
+
+from ..exceptions import ReviewsError
+from ..models import Area
 from ..selectors import doc_get_for_user
 from .scoring import SEVERITY_ORDER, ItemResult, RankedRisk
 from .selectors import (
     ScorecardPage,
-    TimerView,
-    answer_key_for_doc,
-    draft_review_exists,
     practice_doc_list,
     progress_for_user,
     scorecard_get_for_user,
-    timer_for_review,
 )
 from .services import mock_review_start
 
@@ -36,62 +32,12 @@ KIND_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class ReviewPractice:
-    """The practice panel of the review page: the clock, and the debrief link once submitted."""
-
-    timer: TimerView | None
-    has_key: bool
-    submitted: bool
-    is_reviewer: bool
-
-
-@dataclass(frozen=True)
-class DocPractice:
-    """The practice panel of a document page."""
-
-    has_key: bool
-    minutes: int
-    in_progress: bool  # the user has a draft of this document that will be resumed
-
-
-def review_practice(*, review: Review, user: Any) -> ReviewPractice:
-    """What the review page shows about practice (two small queries)."""
-    return ReviewPractice(
-        timer=timer_for_review(review=review),
-        has_key=answer_key_for_doc(doc=review.revision.doc) is not None,
-        submitted=review.status == Review.Status.SUBMITTED,
-        is_reviewer=review.reviewer_id == user.pk,
-    )
-
-
-def doc_practice(*, doc: DesignDoc, user: Any) -> DocPractice:
-    key = answer_key_for_doc(doc=doc)
-    if key is None:
-        return DocPractice(has_key=False, minutes=0, in_progress=False)
-    return DocPractice(
-        has_key=True,
-        minutes=key.minutes,
-        in_progress=draft_review_exists(user=user, doc=doc),
-    )
-
-
-def _signed_in(request: HttpRequest) -> AbstractBaseUser:
-    """The acting account of a login_required view."""
-    if not isinstance(request.user, AbstractBaseUser):
-        raise PermissionDenied
-    return request.user
-
-
 @login_required
 @require_POST
 def practice_start_view(request: HttpRequest, doc_id: int) -> HttpResponse:
+    doc = doc_get_for_user(user=request.user, doc_id=doc_id)  # NotFound → 404 (middleware)
     try:
-        doc = doc_get_for_user(user=request.user, doc_id=doc_id)
-    except NotFound:
-        raise Http404 from None
-    try:
-        review, created = mock_review_start(actor=_signed_in(request), doc=doc)
+        review, created = mock_review_start(actor=request_actor(request), doc=doc)
     except ReviewsError as error:
         messages.error(request, error.message)
         return redirect("reviews:doc", doc_id=doc.pk)
@@ -126,10 +72,7 @@ def _debrief_items(page: ScorecardPage) -> list[DebriefItem]:
 
 @login_required
 def debrief_view(request: HttpRequest, review_id: int) -> HttpResponse:
-    try:
-        page = scorecard_get_for_user(user=request.user, review_id=review_id)
-    except NotFound:
-        raise Http404 from None
+    page = scorecard_get_for_user(user=request.user, review_id=review_id)
     items = _debrief_items(page)
     card = page.scorecard
     worst = next(i for i in items if i.result.id == card.worst)

@@ -128,7 +128,8 @@ def test_main_pages_have_no_wcag_violations(new_page, axe_source, artifacts_dir:
     login(page, "ada")
     for name, path in paths.items():
         response = page.goto(path)
-        assert response is not None and response.status == 200, f"{name}: {path}"
+        assert response is not None, f"{name}: {path}"
+        assert response.status == 200, f"{name}: {path}"
         page.wait_for_load_state("networkidle")
         found[name] = axe_violations(page, axe_source)
         page.screenshot(path=artifacts_dir / f"{name.replace(' ', '-')}.png", full_page=True)

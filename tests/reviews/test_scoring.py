@@ -5,6 +5,7 @@ one by one; and every shipped answer key against its document."""
 import json
 from dataclasses import replace
 from itertools import count
+from typing import Any
 
 import pytest
 
@@ -33,13 +34,13 @@ SWEPT = dict.fromkeys(AREAS, "covered")
 _ids = count(1)
 
 
-def note(kind: str, area: str, *, on: str | None = None, **kwargs) -> Note:
+def note(kind: str, area: str, *, on: str | None = None, **kwargs: Any) -> Note:
     """An annotation on the passage `on` (a quote of the document), or the whole document."""
     span = None
     if on is not None:
         start = TEXT.index(on)
         span = (start, start + len(on))
-    values = {"severity": "major", "body": f"{kind} in {area}"}
+    values: dict[str, Any] = {"severity": "major", "body": f"{kind} in {area}"}
     values.update(kwargs)
     return Note(id=next(_ids), kind=kind, area=area, span=span, **values)
 

@@ -142,7 +142,8 @@ class PythonForkServer:
         self, path: Path, *, env: dict[str, str], cwd: Path, timeout: int = 60
     ) -> subprocess.CompletedProcess[str]:
         """Like `run([python, path], ...)`: the finished run; a non-zero exit fails."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
         out, err = cwd / ".python-stdout", cwd / ".python-stderr"
         job = {
             "path": str(path),
