@@ -103,3 +103,6 @@ class InboxItemAdmin(ReadOnlyAdmin):
     list_display = ("id", "recipient", "kind", "actor", "created_at", "read_at")
     list_select_related = ("recipient", "actor")
     list_filter = ("kind",)
+
+
+from .practice import admin as practice_admin  # noqa: E402, F401  (answer keys, timers)

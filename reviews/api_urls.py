@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .api import annotations, docs, export, reviews, threads
+from .practice.api import ReviewScorecardApi
 
 urlpatterns = [
     path("docs/", docs.DocListCreateApi.as_view(), name="api-doc-list"),
@@ -31,6 +32,11 @@ urlpatterns = [
         "reviews/<int:review_id>/export/",
         export.ReviewExportApi.as_view(),
         name="api-review-export",
+    ),
+    path(
+        "reviews/<int:review_id>/scorecard/",
+        ReviewScorecardApi.as_view(),
+        name="api-review-scorecard",
     ),
     path(
         "reviews/<int:review_id>/annotations/",

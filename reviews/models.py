@@ -100,6 +100,9 @@ class Review(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews"
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    attempt = models.PositiveSmallIntegerField(
+        default=1, help_text="1 for a first review; timed practice reviews count up (retries)."
+    )
     summary = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -116,7 +119,8 @@ class Review(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["revision", "reviewer"], name="review_one_per_revision_and_reviewer"
+                fields=["revision", "reviewer", "attempt"],
+                name="review_one_per_revision_reviewer_attempt",
             ),
             models.CheckConstraint(
                 condition=(Q(status="draft") & Q(submitted_at__isnull=True))
@@ -413,3 +417,8 @@ class InboxItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.recipient_id}"
+
+
+# Practice (answer keys, planted items, timers) lives in its own module; imported here so the
+# app registry finds its models.
+from .practice.models import AnswerKey, PlantedItem, TimedReview  # noqa: E402, F401

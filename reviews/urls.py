@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views, views_threads
+from .practice import views as practice_views
 
 app_name = "reviews"
 urlpatterns = [
@@ -20,4 +21,7 @@ urlpatterns = [
     path("inbox/", views_threads.inbox_view, name="inbox"),
     path("inbox/read/", views_threads.inbox_read_view, name="inbox_read"),
     path("inbox/<int:item_id>/", views_threads.inbox_open_view, name="inbox_open"),
+    path("practice/", practice_views.progress_view, name="practice"),
+    path("d/<int:doc_id>/practice/", practice_views.practice_start_view, name="practice-start"),
+    path("r/<int:review_id>/debrief/", practice_views.debrief_view, name="debrief"),
 ]

@@ -31,12 +31,17 @@ def review_create(*, actor: User, revision: DocRevision) -> tuple[Review, bool]:
             review = Review.objects.create(revision=revision, reviewer=actor)
     except IntegrityError:
         return Review.objects.get(revision=revision, reviewer=actor), False
+    checklist_rows_create(review)
+    logger.info("review.created", extra={"review_id": review.pk, "revision_id": revision.pk})
+    return review, True
+
+
+def checklist_rows_create(review: Review) -> None:
+    """The eight checklist rows of a new review, in checklist order."""
     ChecklistItem.objects.bulk_create(
         ChecklistItem(review=review, area=area, position=index)
         for index, area in enumerate(Area.values)
     )
-    logger.info("review.created", extra={"review_id": review.pk, "revision_id": revision.pk})
-    return review, True
 
 
 def review_lock_for_edit(actor: User, review: Review) -> Review:

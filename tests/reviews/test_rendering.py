@@ -75,7 +75,7 @@ def parse(html: str) -> Spans:
 @pytest.mark.parametrize(
     "text",
     [DOC, TRICKY, *(doc["body"] for doc in practice_docs_read())],
-    ids=["design_doc", "tricky", "practice-1", "practice-2"],
+    ids=["design_doc", "tricky", *(doc["file"] for doc in practice_docs_read())],
 )
 def test_every_offset_span_shows_its_source(text):
     spans = parse(markdown_render(text=text)).spans

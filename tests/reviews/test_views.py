@@ -192,8 +192,15 @@ def test_revision_switcher_shows_where_annotations_landed(
 def test_question_page_links_the_practice_docs(reviewer):
     practice_docs_load()  # present from the migration unless a transactional test flushed it
     docs = DesignDoc.objects.filter(practice=True, author__username=SYSTEM_USERNAME)
-    assert docs.count() == 2
-    assert {d.question.slug for d in docs} == {"llm-inference-api", "prompt-playground"}
+    assert docs.count() == 6
+    assert {d.question.slug for d in docs} == {
+        "llm-inference-api",
+        "prompt-playground",
+        "checkpoint-distribution",
+        "one-to-one-chat",
+        "data-platform",
+        "ml-config",
+    }
     assert all(len(d.constraints) == 1 for d in docs)
     html = client_for(reviewer).get("/questions/review-design-doc/").content.decode()
     for design in docs:
@@ -211,7 +218,7 @@ def test_practice_docs_are_incomplete_on_purpose():
     practice_docs_load()
     from reviews.seed import practice_docs_read
 
-    inference, playground = practice_docs_read()
+    inference, playground, *_ = practice_docs_read()
     assert "generate_batch(requests, max_batch=32)" in inference["body"]
     assert "rollback" not in inference["body"].lower()
     assert "revocation takes effect\nwhen these caches expire" in playground["body"].lower()
