@@ -3,6 +3,8 @@
 from typing import Any
 
 from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -168,6 +170,7 @@ class AccessLogApi(APIView):
         return Response(self.OutputSerializer(access_log(prompt=prompt), many=True).data)
 
 
+@method_decorator(never_cache, name="dispatch")
 class SharedVersionApi(APIView):
     """The version a link shows, per the link's access rules. No token is echoed back."""
 
