@@ -406,7 +406,7 @@ def _login_then_resume(request: HttpRequest, token: str) -> HttpResponse:
 
 @never_cache
 def shared_login_view(request: HttpRequest, token: str) -> HttpResponse:
-    """"Log in to copy" on a shared page."""
+    """ "Log in to copy" on a shared page."""
     return _login_then_resume(request, token)
 
 
