@@ -112,28 +112,18 @@ class VersionExportApi(APIView):
         parameters=[
             OpenApiParameter("api", str, required=True, enum=APIS, description="Which API."),
             OpenApiParameter(
-                "format",
-                str,
-                required=True,
-                enum=FORMATS,
+                "format", str, required=True, enum=FORMATS,
                 description="`json` is the request body alone.",
             ),
             OpenApiParameter(
-                "variables",
-                str,
-                required=False,
-                enum=VARIABLES_MODES,
-                default="substitute",
+                "variables", str, required=False, enum=VARIABLES_MODES, default="substitute",
                 description="`substitute` puts the variables' defaults into the texts; `keep` "
                 "leaves `{{name}}` placeholders in the body, and the Python and TypeScript "
                 "exports fill them at run time from an editable `variables` block. curl always "
                 "sends the substituted body.",
             ),
             OpenApiParameter(
-                "as",
-                str,
-                required=False,
-                enum=("text", "json"),
+                "as", str, required=False, enum=("text", "json"),
                 description="Overrides the Accept header: `text` (default) or `json`.",
             ),
         ],

@@ -147,12 +147,7 @@ def test_admin_has_no_update_path_for_versions(owner, client):
     assert page.status_code == 200  # viewable…
     assert b'name="_save"' not in page.content  # …but no save button
     assert client.post(url, {"message": "edited"}).status_code == 403
-    assert (
-        client.post(
-            f"/admin/playground/promptversion/{root.pk}/delete/", {"post": "yes"}
-        ).status_code
-        == 403
-    )
+    assert client.post(f"/admin/playground/promptversion/{root.pk}/delete/", {"post": "yes"}).status_code == 403
     assert client.get("/admin/playground/promptversion/add/").status_code == 403
     root.refresh_from_db()
     assert root.message == "First version"
