@@ -3,16 +3,43 @@
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
+from rest_framework.parsers import JSONParser as BaseJSONParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.exceptions import DomainError, NotFound, RateLimited
+from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
+from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
 
 NOT_FOUND_DETAIL = "Not found."
+
+
+class JSONParser(BaseJSONParser):
+    """DRF's JSON parser with the project's depth limit (common.jsonlimits)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+        except UnicodeDecodeError:
+            raise exceptions.ParseError("JSON parse error - the body is not valid UTF-8.") from None
+        if not text:
+            raise exceptions.ParseError("JSON parse error - the body is empty.")
+        try:
+            return json_loads_limited(text, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
+        except JsonRefused as error:
+            raise exceptions.ParseError(f"JSON parse error - {error}") from None
+        except ValueError as error:
+            raise exceptions.ParseError(f"JSON parse error - {error}") from None
 
 
 def _first_message(data: Any, path: str = "") -> str:
@@ -42,6 +69,18 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             body["field"] = exc.field
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
         return Response(body, status=exc.status_code, headers=headers)
+    if isinstance(exc, ServiceUnavailable):
+        return Response(
+            {"detail": exc.message},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+    if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return Response(
+            {"detail": f"Too many form fields (the limit is {limit}); send JSON instead."},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(
@@ -51,6 +90,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             },
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    if isinstance(exc, SuspiciousOperation):
+        return Response({"detail": "Bad request."}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.messages)
     if isinstance(exc, PermissionDenied):
