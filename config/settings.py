@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
     "accounts",
     "questionbank",
     "textstore",
@@ -66,6 +67,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "common.middleware.PrivateCacheMiddleware",
 ]
@@ -269,3 +271,39 @@ if not DEBUG:
     CSRF_COOKIE_SAMESITE = "Lax"
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+
+# HTTPS in production, switched on from the environment (README "Configuration").
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# "HEADER,value" as the proxy sets it, e.g. "HTTP_X_FORWARDED_PROTO,https".
+_PROXY_SSL_HEADER = os.environ.get("SECURE_PROXY_SSL_HEADER", "")
+SECURE_PROXY_SSL_HEADER = (
+    tuple(part.strip() for part in _PROXY_SSL_HEADER.split(",", 1))
+    if "," in _PROXY_SSL_HEADER
+    else None
+)
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Content-Security-Policy (django-csp): only our own scripts, styles and images. No inline
+# script anywhere; `img-src` allows data: but no remote host, so a design document cannot make
+# a reviewer's browser fetch a tracking pixel. Style attributes stay allowed for the few
+# server-set layout values (table alignment, the version tree's row height).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
