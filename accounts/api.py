@@ -14,6 +14,12 @@ from .services import api_token_create, api_token_revoke
 from .throttle import login_failure_record, login_throttle_check
 
 
+class BadCredentials(DomainError):
+    """Wrong username or password: 401, the status for refused credentials."""
+
+    status_code = 401
+
+
 class ApiTokenSerializer(serializers.ModelSerializer):
     """A key as listed: its id and first characters, never the key itself."""
 
@@ -21,7 +27,7 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ApiToken
-        fields = ("id", "prefix", "created_at", "last_used_at", "expires_at")
+        fields: tuple[str, ...] = ("id", "prefix", "created_at", "last_used_at", "expires_at")
 
 
 class TokenCreateApi(APIView):
@@ -41,6 +47,8 @@ class TokenCreateApi(APIView):
         )
 
     class OutputSerializer(ApiTokenSerializer):
+        """Documents the answer: the key (shown only here, once) and the key's listing."""
+
         token = serializers.CharField(help_text="The key: shown only here, once.")
 
         class Meta(ApiTokenSerializer.Meta):
@@ -57,10 +65,10 @@ class TokenCreateApi(APIView):
         )
         if user is None:
             login_failure_record(request=request._request, username=username)
-            raise DomainError("Unable to log in with the given username and password.")
+            raise BadCredentials("Unable to log in with the given username and password.")
         token, key = api_token_create(actor=user, expires_at=data.validated_data.get("expires_at"))
-        token.token = key
-        return Response(self.OutputSerializer(token).data, status=status.HTTP_201_CREATED)
+        body = {"token": key, **ApiTokenSerializer(token).data}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class TokenListApi(APIView):

@@ -15,7 +15,7 @@ def api_token_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QueryS
     """The user's API keys, newest first."""
     if not user.is_authenticated:
         return ApiToken.objects.none()
-    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
+    return ApiToken.objects.filter(user_id=user.pk).order_by("-created_at", "-id")
 
 
 def api_token_get_for_user(*, user: AbstractBaseUser | AnonymousUser, token_id: Any) -> ApiToken:

@@ -26,7 +26,7 @@ def api_token_create(
         raise DomainError("expires_at: must be in the future.", field="expires_at")
     key = token_generate(prefix=API_TOKEN_PREFIX)
     token = ApiToken.objects.create(
-        user=actor,
+        user_id=actor.pk,
         key_hash=token_hash(key),
         key_prefix=key[: len(API_TOKEN_PREFIX) + 4],
         expires_at=expires_at,

@@ -5,6 +5,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.exceptions import DomainError
+
 from .models import DepthArea, FollowUp, Question, WorkedNumber
 from .selectors import question_get, question_list
 
@@ -37,7 +39,12 @@ class QuestionListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return question_list(kind=self.request.query_params.get("kind") or None)
+        kind = self.request.query_params.get("kind") or None
+        if kind is not None and kind not in Question.Kind.values:
+            raise DomainError(
+                f"kind: must be one of {', '.join(Question.Kind.values)}.", field="kind"
+            )
+        return question_list(kind=kind)
 
     @extend_schema(
         parameters=[OpenApiParameter("kind", enum=Question.Kind.values, required=False)],

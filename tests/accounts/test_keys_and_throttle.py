@@ -37,7 +37,7 @@ def test_api_log_in_is_throttled_per_account(settings):
         # A fresh address each time: the per-account limit holds on its own.
         client = APIClient(REMOTE_ADDR=f"10.0.0.{index + 1}")
         statuses.append(_token(client, "ada", "wrong").status_code)
-    assert statuses == [400] * 5 + [429] * 2
+    assert statuses == [401] * 5 + [429] * 2
     right = _token(APIClient(REMOTE_ADDR="10.0.1.1"), "ada", PASSWORD)
     assert right.status_code == 429
     assert right["Content-Type"].startswith("application/json")
@@ -53,7 +53,7 @@ def test_api_log_in_is_throttled_per_address(settings):
     make_user("ada")
     client = APIClient(REMOTE_ADDR="10.1.1.1")
     statuses = [_token(client, f"guess{i}", "wrong").status_code for i in range(5)]
-    assert statuses == [400] * 4 + [429]
+    assert statuses == [401] * 4 + [429]
     assert _token(client, "ada", PASSWORD).status_code == 429
     assert _token(APIClient(REMOTE_ADDR="10.1.1.2"), "ada", PASSWORD).status_code == 201
 
