@@ -1,4 +1,5 @@
-# Redline: `make run` serves the app on the embedded defaults; `make test` runs the suite.
+# Redline: `make run` serves the app on the embedded defaults; `make test` runs the suite;
+# `make lint` runs ruff and mypy.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -29,8 +30,11 @@ run: migrate
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# ruff (lint rules and formatting) and mypy with the Django and DRF plugins, over the whole tree.
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
 
 bench: migrate
 	$(PY) bench/storage.py

@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.auth import request_actor
 from common.exceptions import DomainError
 
 from .models import ApiToken
@@ -86,5 +87,5 @@ class TokenRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
         token = api_token_get_for_user(user=request.user, token_id=token_id)
-        api_token_revoke(actor=request.user, token=token)
+        api_token_revoke(actor=request_actor(request), token=token)
         return Response(status=status.HTTP_204_NO_CONTENT)

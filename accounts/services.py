@@ -2,7 +2,7 @@ import logging
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,9 +17,7 @@ logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
-def api_token_create(
-    *, actor: AbstractBaseUser, expires_at: datetime | None = None
-) -> tuple[ApiToken, str]:
+def api_token_create(*, actor: User, expires_at: datetime | None = None) -> tuple[ApiToken, str]:
     """Create an API key for `actor`, optionally expiring. Returns the row and the key; the
     key is not stored (only its SHA-256)."""
     if expires_at is not None and expires_at <= timezone.now():
@@ -36,7 +34,7 @@ def api_token_create(
 
 
 @transaction.atomic
-def api_token_revoke(*, actor: AbstractBaseUser, token: ApiToken) -> None:
+def api_token_revoke(*, actor: User, token: ApiToken) -> None:
     """Delete the key: its hash is gone, so its next request is refused. Only its owner may."""
     if token.user_id != actor.pk:
         raise DomainError("Only the key's owner can revoke it.")
@@ -45,5 +43,5 @@ def api_token_revoke(*, actor: AbstractBaseUser, token: ApiToken) -> None:
 
 
 @transaction.atomic
-def user_create(*, username: str, password: str, email: str = "") -> AbstractBaseUser:
+def user_create(*, username: str, password: str, email: str = "") -> User:
     return get_user_model().objects.create_user(username=username, password=password, email=email)

@@ -5,15 +5,14 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
-from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import LoginView
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from common.exceptions import NotFound, RateLimited
+from common.auth import request_actor
+from common.exceptions import RateLimited
 
 from .forms import SignUpForm
 from .selectors import api_token_get_for_user, api_token_list_for_user
@@ -63,13 +62,6 @@ class ThrottledLoginView(LoginView):
         return super().form_invalid(form)
 
 
-def _account(request: HttpRequest) -> AbstractBaseUser:
-    """The signed-in account (views below are behind login_required)."""
-    if not isinstance(request.user, AbstractBaseUser):
-        raise PermissionDenied
-    return request.user
-
-
 KEY_EXPIRY_CHOICES = (("", "Never"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year"))
 
 
@@ -85,7 +77,7 @@ def api_keys_view(request: HttpRequest) -> HttpResponse:
             error = "Choose an expiry from the list."
         else:
             expires_at = timezone.now() + timedelta(days=int(days)) if days else None
-            _, new_key = api_token_create(actor=_account(request), expires_at=expires_at)
+            _, new_key = api_token_create(actor=request_actor(request), expires_at=expires_at)
     return render(
         request,
         "accounts/api_keys.html",
@@ -103,10 +95,7 @@ def api_keys_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def api_key_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
-    try:
-        token = api_token_get_for_user(user=request.user, token_id=token_id)
-    except NotFound:
-        raise Http404 from None
-    api_token_revoke(actor=_account(request), token=token)
+    token = api_token_get_for_user(user=request.user, token_id=token_id)
+    api_token_revoke(actor=request_actor(request), token=token)
     messages.success(request, f"Revoked the key {token.key_prefix}…; it no longer works.")
     return redirect("api-keys")

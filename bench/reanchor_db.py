@@ -1,6 +1,6 @@
 """Re-anchoring through the database: what a new revision costs end to end.
 
-`bench/reanchor.py` times the algorithm alone; this one times `revision_anchors_compute` (the
+`bench/reanchor.py` times the algorithm alone; this one times `revision_anchors_write` (the
 `reviews.revision_reanchor` task's body: load annotations and their latest anchors, read both
 texts from textstore, diff once, locate each, bulk-insert) and the review page that shows the
 result, on a throwaway SQLite database.
@@ -81,13 +81,13 @@ def main() -> None:
 
         from accounts.services import user_create
         from reviews.models import AnnotationAnchor
-        from reviews.reanchor import revision_anchors_compute
         from reviews.services import (
             annotation_create,
             doc_create,
             doc_revision_create,
             review_create,
         )
+        from reviews.services.anchors import revision_anchors_write
 
         rng = random.Random(args.seed)
         author = user_create(username="author", password="bench-password-123")
@@ -116,7 +116,7 @@ def main() -> None:
             AnnotationAnchor.objects.filter(revision=r2).delete()
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
-                stored = revision_anchors_compute(revision=r2)
+                stored = revision_anchors_write(revision=r2)
                 times.append(time.perf_counter() - started)
             print(
                 f"run {run + 1}: reanchor_ms={times[-1] * 1000:.1f} stored={stored} "

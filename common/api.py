@@ -1,5 +1,7 @@
 """Project-wide API plumbing: every error is JSON with a human-readable `detail`."""
 
+from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -13,8 +15,12 @@ from django.core.exceptions import (
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser as BaseJSONParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
@@ -105,3 +111,41 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif not (isinstance(response.data, dict) and "detail" in response.data):
         response.data = {"detail": _first_message(response.data)}
     return response
+
+
+class TextFileRenderer(BaseRenderer):
+    """A body that is a text file (UTF-8); subclasses say how the data becomes the text."""
+
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        return self.text(data).encode(self.charset)
+
+    def text(self, data: Any) -> str:
+        raise NotImplementedError
+
+
+class NoUrlFormatNegotiation(DefaultContentNegotiation):
+    """Content negotiation with DRF's `?format=` renderer override off, for endpoints whose own
+    query parameters pick the representation."""
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)  # type: ignore[assignment]
+
+
+class JsonErrorsMixin(APIView):
+    """For endpoints whose success body is a file (plain text, Markdown): errors are still JSON
+    with `detail` (DESIGN.md §8), whatever representation the client asked for."""
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if isinstance(response, Response) and response.status_code >= 400:
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response

@@ -27,7 +27,7 @@ def strict_text_install() -> None:
             self.fail("invalid")
         return original(self, data)
 
-    serializers.CharField.to_internal_value = to_internal_value  # type: ignore[method-assign]
+    serializers.CharField.to_internal_value = to_internal_value  # type: ignore[method-assign,assignment]
     _installed = True
 
 

@@ -1,29 +1,72 @@
-"""Project-wide response policy: caching of personal responses, request ids, JSON errors."""
+"""Domain errors → HTTP for the HTML pages, in one place (the API's twin is `common.api`).
+
+A view calls selectors and services and lets their errors propagate: NotFound answers 404,
+Forbidden 403 and RateLimited 429 with Retry-After, rendered by the project's error templates.
+Errors a page shows inside its own form (bad input, 400) are still caught by that view, since
+only it knows which form to render again. DRF views handle their exceptions before this runs.
+
+Also here: `RequestGuardMiddleware` (request ids, NUL in URLs, JSON 500s under /api/, 503 when a
+backing service is down) and `PrivateCacheMiddleware` (personal responses are not cached by
+shared caches).
+"""
 
 import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.utils.cache import patch_cache_control
+from django.utils.cache import add_never_cache_headers, patch_cache_control
 
-from common.exceptions import ServiceUnavailable
+from common.exceptions import Forbidden, NotFound, RateLimited, ServiceUnavailable
+
+
+class DomainErrorMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, NotFound):
+            raise Http404 from None  # Django renders 404.html, byte for byte as for a missing id
+        if isinstance(exception, Forbidden):
+            raise PermissionDenied(exception.message) from None
+        if isinstance(exception, RateLimited):
+            context = {"retry_after": exception.retry_after}
+            response = render(request, "429.html", context, status=429)
+            response["Retry-After"] = str(exception.retry_after)
+            return response
+        return None
+
 
 logger = logging.getLogger("redline.request")
 
 
 class PrivateCacheMiddleware:
-    """Responses for a signed-in caller (session or API key) are `Cache-Control: private`,
-    so no shared cache keeps one person's pages for another. Views that set their own policy
-    (the shared pages say `no-store`) keep it."""
+    """Caching policy for personal and shared responses.
+
+    - Routes named in `settings.NO_STORE_URL_NAMES` (the shared-link surfaces) answer
+      `Cache-Control: no-store` whatever their status, so a revoked link does not live on in a
+      browser or proxy cache. It is set here, after the view and the error middleware, so it
+      covers their 404s and 429s too.
+    - Other responses for a signed-in caller (session or API key) are `private`, so no shared
+      cache keeps one person's pages for another; a view's own policy wins.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None and match.url_name in settings.NO_STORE_URL_NAMES:
+            add_never_cache_headers(response)
+            return response
         user = getattr(request, "user", None)
         personal = (user is not None and user.is_authenticated) or (
             "HTTP_AUTHORIZATION" in request.META

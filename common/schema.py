@@ -11,7 +11,7 @@ from rest_framework.relations import RelatedField
 def _model_field_nullable(field: RelatedField) -> bool:
     parent = getattr(field, "parent", None)
     model = getattr(getattr(parent, "Meta", None), "model", None)
-    if model is None or not field.source or "." in field.source:
+    if model is None or not isinstance(field.source, str) or "." in field.source:
         return False
     try:
         return bool(model._meta.get_field(field.source).null)
@@ -24,7 +24,10 @@ class ErrorSerializer(serializers.Serializer):
 
     detail = serializers.CharField()
     field = serializers.CharField(required=False, help_text="The input field at fault.")
-    errors = serializers.JSONField(required=False, help_text="Every validation error.")
+    # Declared fields leave the class namespace (DRF's metaclass), so `Serializer.errors` stays.
+    errors = serializers.JSONField(  # type: ignore[assignment]
+        required=False, help_text="Every validation error."
+    )
     request_id = serializers.CharField(required=False, help_text="On 500 and 503: quote it.")
 
 
@@ -52,7 +55,9 @@ class AutoSchema(BaseAutoSchema):
     default component names ("Input", "Output") would collide across views.
     """
 
-    def get_serializer_name(self, serializer, direction: Literal["request", "response"]) -> str:
+    def get_serializer_name(
+        self, serializer: Any, direction: Literal["request", "response"]
+    ) -> str:
         qualname = type(serializer).__qualname__
         if "." in qualname:
             outer, inner = qualname.rsplit(".", 1)

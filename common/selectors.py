@@ -1,8 +1,13 @@
 """Helpers shared by every app's selectors."""
 
-from typing import Any
+from typing import Any, TypeVar
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Model, QuerySet
 
 from common.exceptions import NotFound
+
+M = TypeVar("M", bound=Model)
 
 MAX_ID = 2**62
 
@@ -16,3 +21,12 @@ def object_id_parse(value: Any) -> int:
     if number <= 0 or number > MAX_ID:
         raise NotFound
     return number
+
+
+def object_get_or_not_found(queryset: QuerySet[M], **lookup: Any) -> M:
+    """One row by an exact lookup with `get()` (no ORDER BY from default orderings on a
+    primary-key read), or NotFound: missing and not visible answer alike."""
+    try:
+        return queryset.get(**lookup)
+    except ObjectDoesNotExist:
+        raise NotFound from None

@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "common.middleware.PrivateCacheMiddleware",
+    "common.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -229,6 +230,10 @@ TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_0
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
+# Shared-link surfaces: `Cache-Control: no-store` on every answer (common.middleware).
+NO_STORE_URL_NAMES = frozenset(
+    {"shared-page", "shared-copy", "shared-login", "shared-resume", "api-shared"}
+)
 # Failed share-token look-ups allowed per client address and window before 429.
 SHARE_GUESS_LIMIT = env_int("SHARE_GUESS_LIMIT", 30)
 SHARE_GUESS_WINDOW = env_int("SHARE_GUESS_WINDOW", 60)

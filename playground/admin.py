@@ -1,19 +1,8 @@
 from django.contrib import admin
 
+from common.admin import ReadOnlyAdmin
+
 from .models import Label, LabelMove, Prompt, PromptVersion
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Immutable rows: viewable in the admin, never added, changed or deleted there."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Prompt)

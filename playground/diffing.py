@@ -117,7 +117,7 @@ def _changes(path: str, before: Any, after: Any, out: list[dict[str, Any]]) -> N
         return
     if before == after:
         return
-    change = {"field": path, "kind": "changed"}
+    change: dict[str, Any] = {"field": path, "kind": "changed"}
     if before is MISSING:
         change["kind"] = "added"
     elif after is MISSING:
@@ -174,7 +174,7 @@ def content_diff(
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    empty = {"role": MISSING, "content": ""}
+    empty: dict[str, Any] = {"role": MISSING, "content": ""}
     for old_index, new_index in messages_align(before["messages"], after["messages"]):
         old = before["messages"][old_index] if old_index is not None else empty
         new = after["messages"][new_index] if new_index is not None else empty

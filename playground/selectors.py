@@ -7,24 +7,51 @@ not see raises NotFound, exactly like a missing id. Share links are resolved sep
 (`share_link_resolve`): a link opens one version, never the prompt's other pages.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.tokens import token_hash
+from common.auth import Viewer
 from common.exceptions import Forbidden
-from common.selectors import object_id_parse
+from common.selectors import object_get_or_not_found, object_id_parse
 from textstore.selectors import blob_read
 
 from .exceptions import NotFound
 from .models import AccessGrant, AccessLogEntry, Label, Prompt, PromptVersion, Role, ShareLink
 
-User = AbstractBaseUser | AnonymousUser
+User = Viewer
 
 
-ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+ROLE_RANK: dict[str, int] = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+
+
+@dataclass(frozen=True)
+class PromptAccess:
+    """A prompt with the caller's role on it, checked now, and the grant that gives it (None
+    for the owner)."""
+
+    prompt: Prompt
+    role: str
+    grant: AccessGrant | None
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == Role.OWNER
+
+    @property
+    def can_edit(self) -> bool:
+        return self.role in (Role.OWNER, Role.EDITOR)
+
+
+@dataclass(frozen=True)
+class VersionAccess:
+    """A version and the caller's access to its prompt."""
+
+    version: PromptVersion
+    access: PromptAccess
 
 
 def prompt_list_for_user(*, user: User) -> QuerySet[Prompt]:
@@ -69,7 +96,7 @@ def _role(user: User, prompt: Prompt) -> tuple[str | None, AccessGrant | None]:
     return (grant.role, grant) if grant else (None, None)
 
 
-def _authorise(user: User, prompt: Prompt, min_role: str) -> Prompt:
+def _authorise(user: User, prompt: Prompt, min_role: str) -> PromptAccess:
     role, grant = _role(user, prompt)
     if role is None:
         raise NotFound  # not yours: the same answer as a missing id
@@ -79,45 +106,48 @@ def _authorise(user: User, prompt: Prompt, min_role: str) -> Prompt:
             if role == Role.VIEWER
             else "Only the owner can do this."
         )
-    prompt.role = role
-    prompt.grant = grant
-    return prompt
+    return PromptAccess(prompt=prompt, role=role, grant=grant)
+
+
+def prompt_access_get_for_user(
+    *, user: User, prompt_id: Any, min_role: str = Role.VIEWER
+) -> PromptAccess:
+    """The prompt and the user's role on it, if that role is at least `min_role`; NotFound if
+    they cannot see it, Forbidden if they can see it but not do this."""
+    prompt = object_get_or_not_found(
+        Prompt.objects.select_related("owner", "question"), pk=object_id_parse(prompt_id)
+    )
+    return _authorise(user, prompt, min_role)
 
 
 def prompt_get_for_user(*, user: User, prompt_id: Any, min_role: str = Role.VIEWER) -> Prompt:
-    """The prompt if `user` has at least `min_role` on it; NotFound if they cannot see it,
-    Forbidden if they can see it but not do this. Sets `prompt.role` and `prompt.grant`."""
-    try:
-        prompt = Prompt.objects.select_related("owner", "question").get(
-            pk=object_id_parse(prompt_id)
-        )
-    except Prompt.DoesNotExist:
-        raise NotFound from None
-    return _authorise(user, prompt, min_role)
+    """`prompt_access_get_for_user` for callers that need only the prompt."""
+    return prompt_access_get_for_user(user=user, prompt_id=prompt_id, min_role=min_role).prompt
+
+
+def version_access_get_for_user(
+    *, user: User, version_id: Any, min_role: str = Role.VIEWER
+) -> VersionAccess:
+    """The version and the user's access to its prompt (NotFound / Forbidden as above)."""
+    version = object_get_or_not_found(
+        PromptVersion.objects.select_related("prompt", "author"), pk=object_id_parse(version_id)
+    )
+    return VersionAccess(version=version, access=_authorise(user, version.prompt, min_role))
 
 
 def version_get_for_user(
     *, user: User, version_id: Any, min_role: str = Role.VIEWER
 ) -> PromptVersion:
-    # .get(), not .first(): no ORDER BY by the models' default orderings on a primary-key read.
-    try:
-        version = PromptVersion.objects.select_related("prompt", "author").get(
-            pk=object_id_parse(version_id)
-        )
-    except PromptVersion.DoesNotExist:
-        raise NotFound from None
-    _authorise(user, version.prompt, min_role)
-    return version
+    return version_access_get_for_user(user=user, version_id=version_id, min_role=min_role).version
 
 
 def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
     """A version of an already-authorised prompt (for parents, targets, diff partners)."""
-    try:
-        return PromptVersion.objects.select_related("author").get(
-            pk=object_id_parse(version_id), prompt=prompt
-        )
-    except PromptVersion.DoesNotExist:
-        raise NotFound from None
+    return object_get_or_not_found(
+        PromptVersion.objects.select_related("author"),
+        pk=object_id_parse(version_id),
+        prompt=prompt,
+    )
 
 
 def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
@@ -168,10 +198,10 @@ def version_content(*, version: PromptVersion) -> dict[str, Any]:
 def share_link_get_for_user(*, user: User, link_id: Any) -> ShareLink:
     """A link by id, for its prompt's owner only: anyone else gets NotFound or Forbidden
     exactly as for the prompt itself."""
-    link = ShareLink.objects.select_related("prompt").filter(pk=object_id_parse(link_id)).first()
-    if link is None:
-        raise NotFound
-    link.prompt = prompt_get_for_user(user=user, prompt_id=link.prompt_id, min_role=Role.OWNER)
+    link = object_get_or_not_found(
+        ShareLink.objects.select_related("prompt"), pk=object_id_parse(link_id)
+    )
+    _authorise(user, link.prompt, Role.OWNER)
     return link
 
 

@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from accounts.tokens import token_generate, token_hash
+from common.auth import Viewer
 from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
@@ -29,7 +30,7 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import version_content
+from .selectors import PromptAccess, version_content
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def _insert_version(
     *,
     prompt: Prompt,
     parent: PromptVersion | None,
-    author: AbstractBaseUser,
+    author: User,
     content: dict[str, Any],
     digest: str,
     message: str,
@@ -103,7 +104,7 @@ def _insert_version(
 
 
 def _label_cas(
-    *, actor: AbstractBaseUser, label: Label, expected_id: int | None, version: PromptVersion
+    *, actor: User, label: Label, expected_id: int | None, version: PromptVersion
 ) -> bool:
     """Move `label` to `version` iff it still points at `expected_id`; log the move."""
     moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(version=version)
@@ -117,7 +118,7 @@ def _label_cas(
 @transaction.atomic
 def prompt_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     title: str,
     content: Any,
     question: Question | None = None,
@@ -146,7 +147,7 @@ def prompt_create(
 @transaction.atomic
 def prompt_version_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     parent: PromptVersion,
     content: Any,
@@ -185,7 +186,7 @@ def prompt_version_create(
 
 def prompt_version_revert(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     target: PromptVersion,
     parent: PromptVersion,
@@ -205,7 +206,7 @@ def prompt_version_revert(
 @transaction.atomic
 def label_move(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     name: str,
     version: PromptVersion,
@@ -265,7 +266,7 @@ def label_move(
 SHARE_TOKEN_PREFIX = "rl_"  # noqa: S105 (a public prefix so secret scanners can spot leaked links)
 
 
-def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
+def _owner_only(actor: User, prompt: Prompt) -> None:
     if prompt.owner_id != actor.pk:
         raise Forbidden("Only the owner can manage sharing.")
 
@@ -273,7 +274,7 @@ def _owner_only(actor: AbstractBaseUser, prompt: Prompt) -> None:
 @transaction.atomic
 def share_link_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     prompt: Prompt,
     access: str,
     version: PromptVersion | None = None,
@@ -312,7 +313,7 @@ def share_link_create(
 
 
 @transaction.atomic
-def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
+def share_link_revoke(*, actor: User, link: ShareLink) -> ShareLink:
     """Revoke a link; effective on the next request. Revoking twice is a no-op."""
     _owner_only(actor, link.prompt)
     ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
@@ -322,7 +323,7 @@ def share_link_revoke(*, actor: AbstractBaseUser, link: ShareLink) -> ShareLink:
 
 
 @transaction.atomic
-def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: str) -> AccessGrant:
+def grant_set(*, actor: User, prompt: Prompt, username: str, role: str) -> AccessGrant:
     """Give `username` the role on `prompt` (replacing an active grant with another role)."""
     _owner_only(actor, prompt)
     if role not in (Role.VIEWER, Role.EDITOR):
@@ -347,7 +348,7 @@ def grant_set(*, actor: AbstractBaseUser, prompt: Prompt, username: str, role: s
 
 
 @transaction.atomic
-def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> int:
+def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     """Revoke the user's active grant; effective on the next request. Returns rows changed."""
     _owner_only(actor, prompt)
     changed = AccessGrant.objects.filter(
@@ -357,12 +358,15 @@ def grant_revoke(*, actor: AbstractBaseUser, prompt: Prompt, username: str) -> i
     return changed
 
 
-def access_log_grant_use(*, prompt: Prompt, user: AbstractBaseUser, path: str) -> None:
+def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
     """Record a grantee's visit; owners' own visits are not logged."""
-    grant = getattr(prompt, "grant", None)
-    if grant is not None:
+    if access.grant is not None:
         access_log_record(
-            prompt=prompt, via=AccessLogEntry.Via.GRANT, user=user, path=path, grant=grant
+            prompt=access.prompt,
+            via=AccessLogEntry.Via.GRANT,
+            user=user,
+            path=path,
+            grant=access.grant,
         )
 
 
@@ -370,7 +374,7 @@ def access_log_record(
     *,
     prompt: Prompt,
     via: str,
-    user: AbstractBaseUser | None,
+    user: Viewer | None,
     path: str,
     link: ShareLink | None = None,
     grant: AccessGrant | None = None,
@@ -387,9 +391,7 @@ def access_log_record(
 
 
 @transaction.atomic
-def prompt_copy_from_link(
-    *, actor: AbstractBaseUser, link: ShareLink, version: PromptVersion
-) -> Prompt:
+def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersion) -> Prompt:
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,

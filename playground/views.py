@@ -6,35 +6,35 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from common.exceptions import Forbidden, RateLimited
+from common.auth import request_actor
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
 from .diffing import content_diff
 from .exceptions import ContentInvalid, NotFound, PlaygroundError
-from .export import export_render
+from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
 from .models import Prompt, PromptVersion, Role, ShareLink
+from .pages import prompt_page_build
 from .selectors import (
+    PromptAccess,
     access_log,
     grant_list,
     label_list,
+    prompt_access_get_for_user,
     prompt_get_for_user,
     prompt_list_for_user,
     prompt_list_shared_with_user,
     share_link_list,
     version_content,
     version_in_prompt,
-    version_tree,
 )
 from .services import (
     access_log_grant_use,
@@ -48,9 +48,16 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
-from .tree import tree_layout
 
-STARTER_CONTENT = {
+EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
+EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
+    ("curl", "curl"),
+    ("python", "Python"),
+    ("typescript", "TypeScript"),
+    ("json", "JSON"),
+)
+
+STARTER_CONTENT: dict[str, Any] = {
     "provider": "echo",
     "model": DEFAULT_MODELS["echo"],
     "system": "You are a senior engineer who reviews system designs. Be concrete.",
@@ -62,22 +69,17 @@ STARTER_CONTENT = {
 }
 
 
+# NotFound (404) and Forbidden (403) from selectors and services are answered by
+# common.middleware.DomainErrorMiddleware; views catch only the errors they show in a form.
+
+
 def _prompt_or_404(request: HttpRequest, prompt_id: int, min_role: str = Role.VIEWER) -> Prompt:
-    """The prompt if the user may see it (else 404); PermissionDenied (403) if they may see it
-    but lack `min_role`."""
-    try:
-        return prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=min_role)
-    except NotFound:
-        raise Http404 from None
-    except Forbidden as error:
-        raise PermissionDenied(error.message) from None
+    """The prompt if the user has at least `min_role` on it."""
+    return prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=min_role)
 
 
 def _version_or_404(prompt: Prompt, version_id: Any) -> PromptVersion:
-    try:
-        return version_in_prompt(prompt=prompt, version_id=version_id)
-    except NotFound:
-        raise Http404 from None
+    return version_in_prompt(prompt=prompt, version_id=version_id)
 
 
 def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +119,7 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
         except NotFound:
             raise ContentInvalid("question: unknown question.", field="question") from None
         prompt, _ = prompt_create(
-            actor=request.user,
+            actor=request_actor(request),
             title=title,
             content=content_from_form(request.POST),
             question=question,
@@ -136,42 +138,35 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
 
 def _prompt_page(
     request: HttpRequest,
-    prompt: Prompt,
+    access: PromptAccess,
     selected: PromptVersion | None,
     *,
     editor_values: dict[str, Any] | None = None,
     error: PlaygroundError | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    versions = list(version_tree(prompt=prompt))
-    labels = list(label_list(prompt=prompt))
-    by_version: dict[int, list[str]] = {}
-    for label in labels:
-        by_version.setdefault(label.version_id, []).append(label.name)
-    main = next((label for label in labels if label.name == "main"), None)
-    if selected is None:
-        selected = next((v for v in versions if main and v.pk == main.version_id), versions[-1])
-    content = version_content(version=selected)
-    layout = tree_layout(versions, by_version)
+    page = prompt_page_build(access=access, selected=selected)
+    selected = page.selected
     return render(
         request,
         "playground/prompt_detail.html",
         {
             "section": "playground",
-            "prompt": prompt,
-            "layout": layout,
-            "labels": labels,
-            "main": main,
+            "prompt": access.prompt,
+            "access": access,
+            "layout": page.layout,
+            "labels": page.labels,
+            "main": page.main,
             "selected": selected,
-            "selected_labels": by_version.get(selected.pk, []),
-            "content": content,
+            "selected_labels": page.selected_labels,
+            "content": page.content,
             "error": error,
-            "versions_count": len(versions),
+            "versions_count": page.versions_count,
             "diff_default_a": selected.parent_id or selected.pk,
-            "can_edit": prompt.role in (Role.OWNER, Role.EDITOR),
-            "is_owner": prompt.role == Role.OWNER,
-            **(_share_context(prompt, selected.pk) if prompt.role == Role.OWNER else {}),
-            **_editor_context(editor_values or content_as_form_values(content)),
+            "can_edit": access.can_edit,
+            "is_owner": access.is_owner,
+            **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
+            **_editor_context(editor_values or content_as_form_values(page.content)),
         },
         status=status,
     )
@@ -179,20 +174,24 @@ def _prompt_page(
 
 @login_required
 def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id)
-    selected = _version_or_404(prompt, request.GET["v"]) if request.GET.get("v") else None
-    access_log_grant_use(prompt=prompt, user=request.user, path="page")
-    return _prompt_page(request, prompt, selected)
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
+    version_id = request.GET.get("v")
+    selected = _version_or_404(access.prompt, version_id) if version_id else None
+    access_log_grant_use(access=access, user=request_actor(request), path="page")
+    return _prompt_page(request, access, selected)
 
 
 @login_required
 @require_POST
 def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
-    prompt = _prompt_or_404(request, prompt_id, Role.EDITOR)
+    access = prompt_access_get_for_user(
+        user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR
+    )
+    prompt = access.prompt
     parent = _version_or_404(prompt, request.POST.get("parent"))
     try:
         result = prompt_version_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             parent=parent,
             content=content_from_form(request.POST),
@@ -201,7 +200,7 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     except PlaygroundError as error:
         return _prompt_page(
             request,
-            prompt,
+            access,
             parent,
             editor_values=form_values_from_post(request.POST),
             error=error,
@@ -230,7 +229,7 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
     parent = _version_or_404(prompt, request.POST.get("parent"))
     try:
         result = prompt_version_revert(
-            actor=request.user, prompt=prompt, target=target, parent=parent
+            actor=request_actor(request), prompt=prompt, target=target, parent=parent
         )
     except ContentInvalid as error:
         messages.error(request, error.message)
@@ -327,16 +326,17 @@ def share_link_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             if timezone.is_naive(expires_at):
                 expires_at = timezone.make_aware(expires_at)
         _, token = share_link_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             access=request.POST.get("access", ""),
             version=version,
             label_name=label_name,
             expires_at=expires_at,
         )
-    except (PlaygroundError, Http404) as error:
-        message = getattr(error, "message", "No such version.")
-        return _share_panel(request, prompt, error=message, status=400)
+    except PlaygroundError as error:
+        return _share_panel(request, prompt, error=error.message, status=400)
+    except NotFound:
+        return _share_panel(request, prompt, error="No such version.", status=400)
     url = request.build_absolute_uri(reverse("shared-page", args=[token]))
     return _share_panel(request, prompt, new_link_url=url)
 
@@ -347,8 +347,8 @@ def share_link_revoke_view(request: HttpRequest, prompt_id: int, link_id: int) -
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     link = share_link_list(prompt=prompt).filter(pk=link_id).first()
     if link is None:
-        raise Http404
-    share_link_revoke(actor=request.user, link=link)
+        raise NotFound
+    share_link_revoke(actor=request_actor(request), link=link)
     return _share_panel(request, prompt)
 
 
@@ -358,7 +358,7 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
     try:
         grant_set(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             username=request.POST.get("username", "").strip(),
             role=request.POST.get("role", ""),
@@ -372,7 +372,7 @@ def grant_create_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
 @require_POST
 def grant_revoke_view(request: HttpRequest, prompt_id: int, username: str) -> HttpResponse:
     prompt = _prompt_or_404(request, prompt_id, Role.OWNER)
-    grant_revoke(actor=request.user, prompt=prompt, username=username)
+    grant_revoke(actor=request_actor(request), prompt=prompt, username=username)
     return _share_panel(request, prompt)
 
 
@@ -384,12 +384,6 @@ def _shared_or_response(
 ) -> tuple[ShareLink, PromptVersion] | HttpResponse:
     try:
         return shared_open(request=request, token=token, path="page")
-    except NotFound:
-        return render(request, "404.html", status=404)
-    except RateLimited as error:
-        response = render(request, "429.html", {"retry_after": error.retry_after}, status=429)
-        response["Retry-After"] = str(error.retry_after)
-        return response
     except LoginRequired:
         return _login_then_resume(request, token)
 
@@ -404,13 +398,11 @@ def _login_then_resume(request: HttpRequest, token: str) -> HttpResponse:
     return redirect_to_login(reverse("shared-resume"))
 
 
-@never_cache
 def shared_login_view(request: HttpRequest, token: str) -> HttpResponse:
     """ "Log in to copy" on a shared page."""
     return _login_then_resume(request, token)
 
 
-@never_cache
 def shared_resume_view(request: HttpRequest) -> HttpResponse:
     token = request.session.pop(SHARED_RESUME_KEY, None)
     if not isinstance(token, str):
@@ -418,7 +410,6 @@ def shared_resume_view(request: HttpRequest) -> HttpResponse:
     return redirect("shared-page", token=token)
 
 
-@never_cache
 def shared_view(request: HttpRequest, token: str) -> HttpResponse:
     """One shared version, read-only. A link reveals only what it shares, so there is no diff
     against the parent here: the parent may hold text the owner removed before sharing."""
@@ -440,13 +431,8 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
                     "title": f"{api_title} — {fmt_title}",
                     "text": export_render(content=content, api=api, format=fmt),
                 }
-                for api, api_title in (("anthropic", "Anthropic"), ("openai", "OpenAI"))
-                for fmt, fmt_title in (
-                    ("curl", "curl"),
-                    ("python", "Python"),
-                    ("typescript", "TypeScript"),
-                    ("json", "JSON"),
-                )
+                for api, api_title in EXPORT_APIS
+                for fmt, fmt_title in EXPORT_FORMATS
             ],
             "token": token,
         },
@@ -458,7 +444,6 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
-@never_cache
 @require_POST
 def shared_copy_view(request: HttpRequest, token: str) -> HttpResponse:
     if not request.user.is_authenticated:
@@ -467,6 +452,6 @@ def shared_copy_view(request: HttpRequest, token: str) -> HttpResponse:
     if isinstance(opened, HttpResponse):
         return opened
     link, version = opened
-    prompt = prompt_copy_from_link(actor=request.user, link=link, version=version)
+    prompt = prompt_copy_from_link(actor=request_actor(request), link=link, version=version)
     messages.success(request, "Copied into your prompts.")
     return redirect("playground:prompt", prompt_id=prompt.pk)

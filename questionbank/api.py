@@ -14,26 +14,26 @@ from .selectors import question_get, question_list
 class DepthAreaSerializer(serializers.ModelSerializer):
     class Meta:
         model = DepthArea
-        fields = ("title", "detail")
+        fields: tuple[str, ...] = ("title", "detail")
 
 
 class FollowUpSerializer(serializers.ModelSerializer):
     class Meta:
         model = FollowUp
-        fields = ("probe", "look_for")
+        fields: tuple[str, ...] = ("probe", "look_for")
 
 
 class WorkedNumberSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkedNumber
-        fields = ("label", "inputs", "calculation", "result", "takeaway")
+        fields: tuple[str, ...] = ("label", "inputs", "calculation", "result", "takeaway")
 
 
 class QuestionListApi(ListAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         class Meta:
             model = Question
-            fields = ("slug", "title", "kind", "duration_minutes", "summary")
+            fields: tuple[str, ...] = ("slug", "title", "kind", "duration_minutes", "summary")
             ref_name = "QuestionSummary"
 
     serializer_class = OutputSerializer
@@ -61,7 +61,7 @@ class QuestionDetailApi(APIView):
 
         class Meta:
             model = Question
-            fields = (
+            fields: tuple[str, ...] = (
                 "slug",
                 "title",
                 "kind",

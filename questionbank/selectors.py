@@ -1,6 +1,6 @@
 from django.db.models import QuerySet
 
-from common.exceptions import NotFound
+from common.selectors import object_get_or_not_found
 
 from .models import Question
 
@@ -16,17 +16,11 @@ def question_list(*, kind: str | None = None) -> QuerySet[Question]:
 
 
 def question_get(*, slug: str) -> Question:
-    try:
-        return Question.objects.prefetch_related(*DETAIL_PREFETCH).get(slug=slug)
-    except Question.DoesNotExist:
-        raise NotFound from None
+    return object_get_or_not_found(Question.objects.prefetch_related(*DETAIL_PREFETCH), slug=slug)
 
 
 def question_by_slug(*, slug: str | None) -> Question | None:
     """The question for an optional slug given by a client; NotFound for an unknown one."""
     if not slug:
         return None
-    question = Question.objects.filter(slug=slug).first()
-    if question is None:
-        raise NotFound
-    return question
+    return object_get_or_not_found(Question.objects.all(), slug=slug)

@@ -1,7 +1,5 @@
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-
-from common.exceptions import NotFound
 
 from .models import Question
 from .related import related_for
@@ -20,10 +18,7 @@ def question_list_view(request: HttpRequest) -> HttpResponse:
 
 
 def question_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        question = question_get(slug=slug)
-    except NotFound:
-        raise Http404 from None
+    question = question_get(slug=slug)  # NotFound → 404 via common.middleware
     return render(
         request,
         "questionbank/question_detail.html",

@@ -1,19 +1,8 @@
 from django.contrib import admin
 
+from common.admin import ReadOnlyAdmin
+
 from .models import Annotation, AnnotationAnchor, ChecklistItem, DesignDoc, DocRevision, Review
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Viewable in the admin, never added, changed or deleted there (services own writes)."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class RevisionInline(admin.TabularInline):

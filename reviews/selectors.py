@@ -6,22 +6,48 @@ visible only to its reviewer; a submitted review to every signed-in account. Any
 not see raises NotFound, exactly like a missing id.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from common.selectors import object_id_parse
+from common.auth import Viewer
+from common.selectors import object_get_or_not_found, object_id_parse
+from questionbank.models import Question
+from questionbank.selectors import question_by_slug
 from textstore.selectors import blob_read
 
-from .exceptions import NotFound
+from .exceptions import NotFound, ReviewsError
 from .models import Annotation, AnnotationAnchor, ChecklistItem, DesignDoc, DocRevision, Review
 
-User = AbstractBaseUser | AnonymousUser
+User = Viewer
 
 
 def _review_visible(user: User) -> Q:
     return Q(reviewer=user) | Q(status=Review.Status.SUBMITTED)
+
+
+@dataclass(frozen=True)
+class DocDetail:
+    """A document with its revisions, oldest first."""
+
+    doc: DesignDoc
+    revisions: list[DocRevision]
+
+    @property
+    def latest(self) -> DocRevision | None:
+        return self.revisions[-1] if self.revisions else None
+
+
+@dataclass(frozen=True)
+class ReviewDetail:
+    """A review with its checklist, the checklist's coverage counts and its annotations (each
+    with its anchors prefetched)."""
+
+    review: Review
+    checklist: list[ChecklistItem]
+    coverage: dict[str, int]
+    annotations: list[Annotation]
 
 
 # --- documents --------------------------------------------------------------------------------
@@ -60,17 +86,21 @@ def doc_list_for_question(*, user: User, question: Any) -> QuerySet[DesignDoc]:
     return docs.filter(condition)
 
 
+def question_from_slug(slug: str | None) -> Question | None:
+    """The question a document is tied to, from a client's slug (pages and API alike): None for
+    none, a 400 on `question` for an unknown one."""
+    try:
+        return question_by_slug(slug=slug)
+    except NotFound:
+        raise ReviewsError(f"question: unknown question {slug!r}.", field="question") from None
+
+
 def doc_get_for_user(*, user: User, doc_id: Any) -> DesignDoc:
     if not user.is_authenticated:
         raise NotFound
-    doc = (
-        DesignDoc.objects.select_related("author", "question")
-        .filter(pk=object_id_parse(doc_id))
-        .first()
+    return object_get_or_not_found(
+        DesignDoc.objects.select_related("author", "question"), pk=object_id_parse(doc_id)
     )
-    if doc is None:
-        raise NotFound
-    return doc
 
 
 def revision_list(*, doc: DesignDoc) -> QuerySet[DocRevision]:
@@ -79,27 +109,23 @@ def revision_list(*, doc: DesignDoc) -> QuerySet[DocRevision]:
 
 
 def revision_in_doc(*, doc: DesignDoc, revision_id: Any) -> DocRevision:
-    revision = (
-        DocRevision.objects.select_related("author")
-        .filter(pk=object_id_parse(revision_id), doc=doc)
-        .first()
+    return object_get_or_not_found(
+        DocRevision.objects.select_related("author"), pk=object_id_parse(revision_id), doc=doc
     )
-    if revision is None:
-        raise NotFound
-    return revision
 
 
 def revision_get_for_user(*, user: User, revision_id: Any) -> DocRevision:
     if not user.is_authenticated:
         raise NotFound
-    revision = (
-        DocRevision.objects.select_related("doc", "doc__author", "doc__question", "author")
-        .filter(pk=object_id_parse(revision_id))
-        .first()
+    return object_get_or_not_found(
+        DocRevision.objects.select_related("doc", "doc__author", "doc__question", "author"),
+        pk=object_id_parse(revision_id),
     )
-    if revision is None:
-        raise NotFound
-    return revision
+
+
+def doc_detail(*, doc: DesignDoc) -> DocDetail:
+    """The document with its revisions (one query)."""
+    return DocDetail(doc=doc, revisions=list(revision_list(doc=doc)))
 
 
 def revision_text(*, revision: DocRevision) -> str:
@@ -120,10 +146,9 @@ def review_get_for_user(*, user: User, review_id: Any) -> Review:
     """The review if the user may see it: their own, or a submitted one; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
-    review = _reviews().filter(_review_visible(user), pk=object_id_parse(review_id)).first()
-    if review is None:
-        raise NotFound
-    return review
+    return object_get_or_not_found(
+        _reviews().filter(_review_visible(user)), pk=object_id_parse(review_id)
+    )
 
 
 def review_list_for_doc(*, user: User, doc: DesignDoc) -> QuerySet[Review]:
@@ -168,6 +193,17 @@ def checklist_coverage(items: list[ChecklistItem]) -> dict[str, int]:
     return counts
 
 
+def review_detail(*, review: Review) -> ReviewDetail:
+    """The review with its checklist, coverage and annotations with anchors (three queries)."""
+    checklist = checklist_list(review=review)
+    return ReviewDetail(
+        review=review,
+        checklist=checklist,
+        coverage=checklist_coverage(checklist),
+        annotations=list(annotation_list(review=review)),
+    )
+
+
 # --- annotations ------------------------------------------------------------------------------
 
 
@@ -192,7 +228,7 @@ def annotation_get_for_user(*, user: User, annotation_id: Any) -> Annotation:
     """The annotation if the user may see its review; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
-    annotation = (
+    return object_get_or_not_found(
         Annotation.objects.select_related(
             "author",
             "status_changed_by",
@@ -200,14 +236,9 @@ def annotation_get_for_user(*, user: User, annotation_id: Any) -> Annotation:
             "review__reviewer",
             "revision",
             "revision__doc",
-        )
-        .filter(pk=object_id_parse(annotation_id))
-        .filter(Q(review__reviewer=user) | Q(review__status=Review.Status.SUBMITTED))
-        .first()
+        ).filter(Q(review__reviewer=user) | Q(review__status=Review.Status.SUBMITTED)),
+        pk=object_id_parse(annotation_id),
     )
-    if annotation is None:
-        raise NotFound
-    return annotation
 
 
 def anchor_list(*, annotation: Annotation) -> QuerySet[AnnotationAnchor]:

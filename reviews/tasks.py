@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from .models import DocRevision
-from .reanchor import revision_anchors_compute
+from .services.anchors import revision_anchors_write
 
 
 @shared_task(name="reviews.revision_reanchor")
@@ -15,4 +15,4 @@ def revision_reanchor(revision_id: int) -> dict[str, int]:
     revision = DocRevision.objects.filter(pk=revision_id).first()
     if revision is None:
         return {"revision": revision_id, "stored": 0}
-    return {"revision": revision_id, "stored": revision_anchors_compute(revision=revision)}
+    return {"revision": revision_id, "stored": revision_anchors_write(revision=revision)}

@@ -5,39 +5,30 @@ The review page itself calls the JSON API from `static/js/review.js` for the int
 the checklist panel in place).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
 
-from common.exceptions import Forbidden
-from questionbank.models import Question
+from common.auth import request_actor
+from questionbank.selectors import question_list
 
 from .exceptions import NotFound, ReviewsError
-from .export import risk_order
-from .models import (
-    Annotation,
-    AnnotationAnchor,
-    Area,
-    ChecklistItem,
-    DesignDoc,
-    DocRevision,
-    Review,
-)
-from .rendering import markdown_render, source_render
+from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review
+from .pages import review_page_build
+from .rendering import markdown_render
 from .selectors import (
-    annotation_list,
     checklist_coverage,
     checklist_list,
     doc_get_for_user,
     doc_list_visible,
+    question_from_slug,
     review_get_for_user,
     review_list_for_doc,
     review_list_for_user,
@@ -54,7 +45,6 @@ from .services import (
     review_update,
 )
 
-AREA_LABELS = dict(Area.choices)
 COVERAGE_SEGMENTS = [
     ("covered", "Covered"),
     ("gap", "Gap"),
@@ -63,18 +53,16 @@ COVERAGE_SEGMENTS = [
 ]
 
 
+# NotFound (404) and Forbidden (403) from selectors and services are answered by
+# common.middleware.DomainErrorMiddleware; views catch only the errors they show in a form.
+
+
 def _doc_or_404(request: HttpRequest, doc_id: Any) -> DesignDoc:
-    try:
-        return doc_get_for_user(user=request.user, doc_id=doc_id)
-    except NotFound:
-        raise Http404 from None
+    return doc_get_for_user(user=request.user, doc_id=doc_id)
 
 
 def _review_or_404(request: HttpRequest, review_id: Any) -> Review:
-    try:
-        return review_get_for_user(user=request.user, review_id=review_id)
-    except NotFound:
-        raise Http404 from None
+    return review_get_for_user(user=request.user, review_id=review_id)
 
 
 def _revision_or_default(revisions: list[DocRevision], wanted: Any) -> DocRevision:
@@ -84,8 +72,14 @@ def _revision_or_default(revisions: list[DocRevision], wanted: Any) -> DocRevisi
         return revisions[-1]
     found = next((r for r in revisions if str(r.pk) == str(wanted)), None)
     if found is None:
-        raise Http404
+        raise NotFound
     return found
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request through django-htmx's middleware (typing only: it sets `request.htmx`)."""
+
+    htmx: HtmxDetails
 
 
 def _constraints_from_text(raw: str) -> list[str]:
@@ -112,7 +106,7 @@ def doc_list_view(request: HttpRequest) -> HttpResponse:
 def doc_new_view(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "section": "reviews",
-        "questions": Question.objects.only("slug", "title"),
+        "questions": question_list().only("slug", "title"),
         "values": {"question": request.GET.get("question", "")},
     }
     if request.method != "POST":
@@ -121,12 +115,11 @@ def doc_new_view(request: HttpRequest) -> HttpResponse:
         key: request.POST.get(key, "") for key in ("title", "question", "constraints", "body")
     }
     try:
-        question = Question.objects.filter(slug=values["question"]).first()
         doc, _ = doc_create(
-            actor=request.user,
+            actor=request_actor(request),
             title=values["title"],
             body=values["body"],
-            question=question,
+            question=question_from_slug(values["question"]),
             constraints=_constraints_from_text(values["constraints"]),
         )
     except ReviewsError as error:
@@ -150,16 +143,16 @@ def _doc_page(
     status: int = 200,
 ) -> HttpResponse:
     revisions = list(revision_list(doc=doc))
-    if viewed is None:
-        viewed = _revision_or_default(revisions, request.GET.get("rev"))
+    viewed = viewed or _revision_or_default(revisions, request.GET.get("rev"))
     text = revision_text(revision=viewed)
     latest = revisions[-1]
+    if draft is None:  # the editor starts from the latest revision's text
+        draft = text if viewed.pk == latest.pk else revision_text(revision=latest)
     reviews = list(review_list_for_doc(user=request.user, doc=doc))
     mine = next(
         (r for r in reviews if r.reviewer_id == request.user.pk and r.revision_id == viewed.pk),
         None,
     )
-    is_author = doc.author_id == request.user.pk
     return render(
         request,
         "reviews/doc_detail.html",
@@ -172,10 +165,8 @@ def _doc_page(
             "doc_html": mark_safe(markdown_render(text=text)),  # noqa: S308 (sanitised by nh3)
             "reviews": reviews,
             "my_review": mine,
-            "is_author": is_author,
-            "editor_body": draft
-            if draft is not None
-            else (text if viewed.pk == latest.pk else revision_text(revision=latest)),
+            "is_author": doc.author_id == request.user.pk,
+            "editor_body": draft,
             "constraints_text": "\n".join(doc.constraints),
             "error": error,
         },
@@ -195,10 +186,11 @@ def doc_revise_view(request: HttpRequest, doc_id: int) -> HttpResponse:
     body = request.POST.get("body", "")
     try:
         revision, created = doc_revision_create(
-            actor=request.user, doc=doc, body=body, message=request.POST.get("message", "")
+            actor=request_actor(request),
+            doc=doc,
+            body=body,
+            message=request.POST.get("message", ""),
         )
-    except Forbidden as error:
-        raise PermissionDenied(error.message) from None
     except ReviewsError as error:
         return _doc_page(request, doc, error=error, draft=body, status=400)
     if created:
@@ -214,12 +206,10 @@ def doc_constraints_view(request: HttpRequest, doc_id: int) -> HttpResponse:
     doc = _doc_or_404(request, doc_id)
     try:
         doc_constraints_set(
-            actor=request.user,
+            actor=request_actor(request),
             doc=doc,
             constraints=_constraints_from_text(request.POST.get("constraints", "")),
         )
-    except Forbidden as error:
-        raise PermissionDenied(error.message) from None
     except ReviewsError as error:
         messages.error(request, error.message)
     return redirect("reviews:doc", doc_id=doc.pk)
@@ -229,35 +219,12 @@ def doc_constraints_view(request: HttpRequest, doc_id: int) -> HttpResponse:
 @require_POST
 def review_start_view(request: HttpRequest, doc_id: int) -> HttpResponse:
     doc = _doc_or_404(request, doc_id)
-    try:
-        revision = revision_in_doc(doc=doc, revision_id=request.POST.get("revision"))
-    except NotFound:
-        raise Http404 from None
-    review, _ = review_create(actor=request.user, revision=revision)
+    revision = revision_in_doc(doc=doc, revision_id=request.POST.get("revision"))
+    review, _ = review_create(actor=request_actor(request), revision=revision)
     return redirect("reviews:review", review_id=review.pk)
 
 
 # --- the review page --------------------------------------------------------------------------
-
-
-@dataclass
-class AnnotationView:
-    """One annotation as the page shows it on the viewed revision."""
-
-    annotation: Annotation
-    here: AnnotationAnchor | None  # its anchor on the viewed revision (None: not computed yet)
-    trail: list[AnnotationAnchor]
-    can_change_status: bool
-    can_reattach: bool
-
-    @property
-    def status_here(self) -> str:
-        return self.here.status if self.here is not None else "pending"
-
-    @property
-    def where(self) -> str:
-        """The innermost two headings above the passage (the full path is its title)."""
-        return " › ".join(self.annotation.heading_path[-2:])
 
 
 def coverage_chart(items: list[ChecklistItem]) -> dict[str, Any]:
@@ -274,8 +241,6 @@ def coverage_chart(items: list[ChecklistItem]) -> dict[str, Any]:
 
 def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
     items = checklist_list(review=review)
-    for item in items:
-        item.label = AREA_LABELS[item.area]
     return {
         "review": review,
         "checklist": items,
@@ -286,69 +251,34 @@ def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
 
 
 def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
-    doc = review.revision.doc
-    revisions = list(revision_list(doc=doc))
-    viewed = review.revision
-    if request.GET.get("rev"):
-        viewed = _revision_or_default(revisions, request.GET["rev"])
-    text = revision_text(revision=viewed)
-    user_id = request.user.pk
+    revisions = list(revision_list(doc=review.revision.doc))
+    wanted = request.GET.get("rev")
+    viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
+    user_id = request_actor(request).pk
+    page = review_page_build(review=review, user_id=user_id, revisions=revisions, viewed=viewed)
     can_edit = review.status == Review.Status.DRAFT and review.reviewer_id == user_id
-    views: list[AnnotationView] = []
-    for annotation in annotation_list(review=review):
-        trail = list(annotation.anchors.all())
-        here = next((a for a in trail if a.revision_id == viewed.pk), None)
-        may_status = user_id in (annotation.author_id, doc.author_id)
-        views.append(
-            AnnotationView(
-                annotation=annotation,
-                here=here,
-                trail=trail,
-                can_change_status=may_status,
-                can_reattach=may_status and viewed.number > review.revision.number,
-            )
-        )
-    highlights = [
-        (v.here.start, v.here.end, v.annotation.pk)
-        for v in views
-        if v.here is not None and v.here.start is not None
-    ]
-    by_area = [
-        (area, label, [v for v in views if v.annotation.area == area])
-        for area, label in Area.choices
-    ]
-    here_counts: dict[str, int] = {}
-    for v in views:
-        here_counts[v.status_here] = here_counts.get(v.status_here, 0) + 1
     return render(
         request,
         "reviews/review_detail.html",
         {
             "section": "reviews",
-            "review": review,
-            "doc": doc,
-            "revisions": revisions,
-            "viewed": viewed,
-            "on_reviewed": viewed.pk == review.revision_id,
-            "doc_html": mark_safe(  # noqa: S308 (sanitised by nh3)
-                markdown_render(text=text, highlights=highlights)
-            ),
-            "source_html": mark_safe(  # noqa: S308 (escaped by source_render)
-                source_render(text=text, highlights=highlights)
-            ),
-            "annotations": views,
-            "risks": sorted(
-                (v for v in views if v.annotation.kind == Annotation.Kind.RISK),
-                key=lambda v: risk_order(v.annotation),
-            ),
-            "by_area": [group for group in by_area if group[2]],
-            "orphans": [v for v in views if v.status_here == AnnotationAnchor.Status.ORPHANED],
-            "here_counts": sorted(here_counts.items()),
+            "page": page,
+            "doc": review.revision.doc,
+            "revisions": page.revisions,
+            "viewed": page.viewed,
+            "on_reviewed": page.on_reviewed,
+            "doc_html": page.doc_html,
+            "source_html": page.source_html,
+            "annotations": page.annotations,
+            "risks": page.risks,
+            "by_area": page.by_area,
+            "orphans": page.orphans,
+            "here_counts": page.here_counts,
             "areas": Area.choices,
             "kinds": Annotation.Kind.choices,
             "severities": Annotation.Severity.choices,
             "issue_statuses": Annotation.Status.choices,
-            "is_doc_author": doc.author_id == user_id,
+            "is_doc_author": page.is_doc_author,
             **_checklist_context(review, can_edit),
         },
     )
@@ -361,7 +291,7 @@ def review_detail_view(request: HttpRequest, review_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_checklist_view(request: HttpRequest, review_id: int) -> HttpResponse:
+def review_checklist_view(request: HtmxHttpRequest, review_id: int) -> HttpResponse:
     review = _review_or_404(request, review_id)
     checklist = [
         {
@@ -374,9 +304,7 @@ def review_checklist_view(request: HttpRequest, review_id: int) -> HttpResponse:
     ]
     error = None
     try:
-        review = review_update(actor=request.user, review=review, checklist=checklist)
-    except Forbidden as exc:
-        raise PermissionDenied(exc.message) from None
+        review = review_update(actor=request_actor(request), review=review, checklist=checklist)
     except ReviewsError as exc:
         error = exc
     if request.htmx:
@@ -400,10 +328,8 @@ def review_submit_view(request: HttpRequest, review_id: int) -> HttpResponse:
     review = _review_or_404(request, review_id)
     try:
         review, changed = review_submit(
-            actor=request.user, review=review, summary=request.POST.get("summary")
+            actor=request_actor(request), review=review, summary=request.POST.get("summary")
         )
-    except Forbidden as exc:
-        raise PermissionDenied(exc.message) from None
     except ReviewsError as exc:
         messages.error(request, exc.message)
         return redirect("reviews:review", review_id=review.pk)

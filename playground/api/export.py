@@ -5,7 +5,7 @@ The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | 
 metadata instead. Errors are always JSON with `detail`, whatever representation was asked for.
 """
 
-from types import SimpleNamespace
+from collections.abc import Iterable
 from typing import Any, cast, get_args
 
 from django.utils.cache import patch_vary_headers
@@ -13,11 +13,11 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+
+from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ContentInvalid
 from ..export import Api, ExportFormat, VariablesMode, export_render
@@ -30,33 +30,25 @@ VARIABLES_MODES: tuple[str, ...] = get_args(VariablesMode)
 EXTENSIONS = {"curl": "sh", "python": "py", "typescript": "mts", "json": "json"}
 
 
-class ExportTextRenderer(BaseRenderer):
+class ExportTextRenderer(TextFileRenderer):
     """The export alone as the body."""
 
     media_type = "text/plain"
     format = "text"
-    charset = "utf-8"
 
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
-    ) -> bytes:
-        return data["text"].encode(self.charset)
+    def text(self, data: Any) -> str:
+        return str(data["text"])
 
 
-class ExportNegotiation(DefaultContentNegotiation):
+class ExportNegotiation(NoUrlFormatNegotiation):
     """Text or JSON: `?as=text|json` when given, else the Accept header (text for `*/*`).
 
     `format` names the export's format on this endpoint, so DRF's `?format=` renderer override
     is off.
     """
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
-
     def select_renderer(
-        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
         wanted = request.query_params.get("as")
         if wanted is None:
@@ -85,7 +77,7 @@ def export_filename(*, version: PromptVersion, api: str, format: str) -> str:
     return f"{stem}-v{version.number}-{api}.{EXTENSIONS[format]}"
 
 
-class VersionExportApi(APIView):
+class VersionExportApi(JsonErrorsMixin):
     renderer_classes = [ExportTextRenderer, JSONRenderer]
     content_negotiation_class = ExportNegotiation
 
@@ -112,18 +104,28 @@ class VersionExportApi(APIView):
         parameters=[
             OpenApiParameter("api", str, required=True, enum=APIS, description="Which API."),
             OpenApiParameter(
-                "format", str, required=True, enum=FORMATS,
+                "format",
+                str,
+                required=True,
+                enum=FORMATS,
                 description="`json` is the request body alone.",
             ),
             OpenApiParameter(
-                "variables", str, required=False, enum=VARIABLES_MODES, default="substitute",
+                "variables",
+                str,
+                required=False,
+                enum=VARIABLES_MODES,
+                default="substitute",
                 description="`substitute` puts the variables' defaults into the texts; `keep` "
                 "leaves `{{name}}` placeholders in the body, and the Python and TypeScript "
                 "exports fill them at run time from an editable `variables` block. curl always "
                 "sends the substituted body.",
             ),
             OpenApiParameter(
-                "as", str, required=False, enum=("text", "json"),
+                "as",
+                str,
+                required=False,
+                enum=("text", "json"),
                 description="Overrides the Accept header: `text` (default) or `json`.",
             ),
         ],
@@ -159,12 +161,4 @@ class VersionExportApi(APIView):
         if isinstance(request.accepted_renderer, ExportTextRenderer):
             response["Content-Disposition"] = f'inline; filename="{filename}"'
         patch_vary_headers(response, ["Accept"])
-        return response
-
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if isinstance(response, Response) and response.status_code >= 400:
-            # Errors are JSON with `detail` (DESIGN.md §8), whatever representation was asked for.
-            response.accepted_renderer = JSONRenderer()
-            response.accepted_media_type = JSONRenderer.media_type
         return response

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.auth import request_actor
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
 
@@ -20,8 +21,10 @@ from ..models import Label, Prompt, PromptVersion, Role
 from ..selectors import (
     label_list,
     label_main,
+    prompt_access_get_for_user,
     prompt_get_for_user,
     prompt_list_visible,
+    version_access_get_for_user,
     version_content,
     version_get_for_user,
     version_in_prompt,
@@ -46,13 +49,14 @@ def _parent_in(prompt: Prompt, version_id: Any, field: str = "parent") -> Prompt
 
 
 def _saved(result: SaveResult) -> Response:
-    """201 with the new version, or 200 with the existing twin when nothing new was saved."""
-    version = result.version
-    version.created, version.main_moved = result.created, result.main_moved
-    return Response(
-        PromptVersionListCreateApi.CreatedSerializer(version).data,
-        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
-    )
+    """201 with the new version, or 200 with the existing twin when nothing new was saved
+    (the shape of `PromptVersionListCreateApi.CreatedSerializer`)."""
+    body = {
+        **VersionSummarySerializer(result.version).data,
+        "created": result.created,
+        "main_moved": result.main_moved,
+    }
+    return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
 def _question(slug: str | None) -> Question | None:
@@ -66,11 +70,19 @@ def _question(slug: str | None) -> Question | None:
 
 class VersionSummarySerializer(serializers.ModelSerializer):
     author = serializers.CharField(source="author.username")
-    parent = serializers.IntegerField(source="parent_id", allow_null=True)
+    parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
 
     class Meta:
         model = PromptVersion
-        fields = ("id", "parent", "number", "author", "created_at", "message", "content_hash")
+        fields: tuple[str, ...] = (
+            "id",
+            "parent",
+            "number",
+            "author",
+            "created_at",
+            "message",
+            "content_hash",
+        )
 
 
 class LabelSerializer(serializers.ModelSerializer):
@@ -78,16 +90,18 @@ class LabelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Label
-        fields = ("name", "version", "protected", "updated_at")
+        fields: tuple[str, ...] = ("name", "version", "protected", "updated_at")
 
 
 class PromptOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username")
-    question = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    question: "serializers.SlugRelatedField[Question]" = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = Prompt
-        fields = ("id", "title", "owner", "question", "created_at")
+        fields: tuple[str, ...] = ("id", "title", "owner", "question", "created_at")
 
 
 class PromptListCreateApi(ListAPIView):
@@ -113,29 +127,29 @@ class PromptListCreateApi(ListAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         prompt, root = prompt_create(
-            actor=request.user,
+            actor=request_actor(request),
             title=data.validated_data["title"],
             content=data.validated_data["content"],
             question=_question(data.validated_data.get("question")),
             message=data.validated_data.get("message", ""),
         )
-        prompt.root_version = root.pk
-        return Response(self.CreatedSerializer(prompt).data, status=status.HTTP_201_CREATED)
+        body = {**PromptOutputSerializer(prompt).data, "root_version": root.pk}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class PromptDetailApi(APIView):
     class OutputSerializer(PromptOutputSerializer):
-        labels = LabelSerializer(many=True, source="label_rows")
+        labels = LabelSerializer(many=True)
 
         class Meta(PromptOutputSerializer.Meta):
             fields = (*PromptOutputSerializer.Meta.fields, "labels")
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, prompt_id: int) -> Response:
-        prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
-        access_log_grant_use(prompt=prompt, user=request.user, path="api")
-        prompt.label_rows = list(label_list(prompt=prompt))
-        return Response(self.OutputSerializer(prompt).data)
+        access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
+        access_log_grant_use(access=access, user=request_actor(request), path="api")
+        labels = LabelSerializer(label_list(prompt=access.prompt), many=True).data
+        return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
 
 
 class TreePagination(PageNumberPagination):
@@ -151,7 +165,7 @@ class PromptVersionListCreateApi(ListAPIView):
     pagination_class = TreePagination
 
     class InputSerializer(serializers.Serializer):
-        parent = serializers.IntegerField()
+        parent = serializers.IntegerField()  # type: ignore[assignment]
         content = serializers.JSONField()
         message = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
@@ -177,7 +191,7 @@ class PromptVersionListCreateApi(ListAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = prompt_version_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             parent=_parent_in(prompt, data.validated_data["parent"]),
             content=data.validated_data["content"],
@@ -202,9 +216,9 @@ class VersionDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, version_id: int) -> Response:
-        version = version_get_for_user(user=request.user, version_id=version_id)
-        access_log_grant_use(prompt=version.prompt, user=request.user, path="api")
-        return Response(self.OutputSerializer(version).data)
+        found = version_access_get_for_user(user=request.user, version_id=version_id)
+        access_log_grant_use(access=found.access, user=request_actor(request), path="api")
+        return Response(self.OutputSerializer(found.version).data)
 
 
 class VersionDiffApi(APIView):
@@ -242,7 +256,7 @@ class VersionDiffApi(APIView):
 
 class VersionRevertApi(APIView):
     class InputSerializer(serializers.Serializer):
-        parent = serializers.IntegerField(
+        parent = serializers.IntegerField(  # type: ignore[assignment]
             required=False, help_text="Child of this version; default: where `main` points."
         )
 
@@ -266,7 +280,7 @@ class VersionRevertApi(APIView):
                 )
             parent = main.version
         result = prompt_version_revert(
-            actor=request.user, prompt=prompt, target=target, parent=parent
+            actor=request_actor(request), prompt=prompt, target=target, parent=parent
         )
         return _saved(result)
 
@@ -315,7 +329,7 @@ def _label_move(request: Request, prompt: Prompt, name: str, data: dict[str, Any
     if expected_given and data["expected"] is not None:
         expected = _parent_in(prompt, data["expected"], field="expected")
     label = label_move(
-        actor=request.user,
+        actor=request_actor(request),
         prompt=prompt,
         name=name,
         version=_parent_in(prompt, data["version"], field="version"),

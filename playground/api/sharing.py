@@ -4,8 +4,6 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.decorators import method_decorator
-from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -14,6 +12,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from common.auth import request_actor
 
 from ..exceptions import ContentInvalid, NotFound
 from ..models import AccessGrant, AccessLogEntry, PromptVersion, Role, ShareLink
@@ -34,13 +34,13 @@ class LinkSerializer(serializers.ModelSerializer):
     """A link as listed: never its token (only the short hint)."""
 
     version = serializers.IntegerField(source="version_id", allow_null=True)
-    label = serializers.CharField(source="label_name")
+    label = serializers.CharField(source="label_name")  # type: ignore[assignment]
     created_by = serializers.CharField(source="created_by.username")
     status = serializers.SerializerMethodField()
 
     class Meta:
         model = ShareLink
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "token_hint",
             "access",
@@ -65,7 +65,9 @@ class LinkListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         access = serializers.ChoiceField(choices=ShareLink.Access.values)
         version = serializers.IntegerField(required=False, allow_null=True)
-        label = serializers.SlugField(required=False, allow_blank=True, max_length=40)
+        label = serializers.SlugField(  # type: ignore[assignment]
+            required=False, allow_blank=True, max_length=40
+        )
         expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
     class CreatedSerializer(LinkSerializer):
@@ -99,22 +101,22 @@ class LinkListCreateApi(APIView):
                     "version: no such version in this prompt.", field="version"
                 ) from None
         link, token = share_link_create(
-            actor=request.user,
+            actor=request_actor(request),
             prompt=prompt,
             access=data.validated_data["access"],
             version=version,
             label_name=data.validated_data.get("label") or "",
             expires_at=data.validated_data.get("expires_at"),
         )
-        link.url = request.build_absolute_uri(reverse("shared-page", args=[token]))
-        return Response(self.CreatedSerializer(link).data, status=status.HTTP_201_CREATED)
+        url = request.build_absolute_uri(reverse("shared-page", args=[token]))
+        return Response({**LinkSerializer(link).data, "url": url}, status=status.HTTP_201_CREATED)
 
 
 class LinkRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, link_id: int) -> Response:
         link = share_link_get_for_user(user=request.user, link_id=link_id)
-        share_link_revoke(actor=request.user, link=link)
+        share_link_revoke(actor=request_actor(request), link=link)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -124,7 +126,7 @@ class GrantSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AccessGrant
-        fields = ("username", "role", "granted_by", "created_at")
+        fields: tuple[str, ...] = ("username", "role", "granted_by", "created_at")
 
 
 class GrantListCreateApi(APIView):
@@ -142,7 +144,7 @@ class GrantListCreateApi(APIView):
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        grant = grant_set(actor=request.user, prompt=prompt, **data.validated_data)
+        grant = grant_set(actor=request_actor(request), prompt=prompt, **data.validated_data)
         return Response(GrantSerializer(grant).data, status=status.HTTP_201_CREATED)
 
 
@@ -150,7 +152,7 @@ class GrantRevokeApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prompt_id: int, username: str) -> Response:
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.OWNER)
-        if not grant_revoke(actor=request.user, prompt=prompt, username=username):
+        if not grant_revoke(actor=request_actor(request), prompt=prompt, username=username):
             raise NotFound
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -162,7 +164,7 @@ class AccessLogApi(APIView):
 
         class Meta:
             model = AccessLogEntry
-            fields = ("at", "via", "user", "link", "path")
+            fields: tuple[str, ...] = ("at", "via", "user", "link", "path")
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request: Request, prompt_id: int) -> Response:
@@ -170,7 +172,6 @@ class AccessLogApi(APIView):
         return Response(self.OutputSerializer(access_log(prompt=prompt), many=True).data)
 
 
-@method_decorator(never_cache, name="dispatch")
 class SharedVersionApi(APIView):
     """The version a link shows, per the link's access rules. No token is echoed back."""
 
@@ -178,13 +179,13 @@ class SharedVersionApi(APIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         author = serializers.CharField(source="author.username")
-        parent = serializers.IntegerField(source="parent_id", allow_null=True)
+        parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
         prompt_title = serializers.CharField(source="prompt.title")
         content = serializers.SerializerMethodField()
 
         class Meta:
             model = PromptVersion
-            fields = (
+            fields: tuple[str, ...] = (
                 "id",
                 "number",
                 "parent",

@@ -33,7 +33,11 @@ from .base import Anchor, Diff, Selector, Status
 from .blocks import _Revision
 from .locate import _locate, quote_find
 from .revdiff import anchor_diff_compute
-from .text import _Headings
+from .text import _Headings, _similarity
+
+# The one similarity measure of the engine (Dice over a semantic diff), for callers that judge
+# a landed passage against a reference the way the engine judges a quote.
+quote_similarity = _similarity
 
 
 def selector_from_position(*, text: str, start: int, end: int, context: int = 32) -> Selector:

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.auth import request_actor
 from common.fields import StringOrIntegerField
 
 from ..exceptions import NotFound, ReviewsError
@@ -70,7 +71,7 @@ class AnnotationListCreateApi(APIView):
         quote = values.pop("quote", None) or {}
         position = values.pop("position", None) or {}
         annotation = annotation_create(
-            actor=request.user,
+            actor=request_actor(request),
             review=review,
             exact=quote.get("exact"),
             prefix=quote.get("prefix", ""),
@@ -113,7 +114,7 @@ class AnnotationDetailApi(APIView):
         if not data.validated_data:
             raise ReviewsError("Nothing to change.")
         annotation_update(
-            actor=request.user, annotation=annotation, changes=dict(data.validated_data)
+            actor=request_actor(request), annotation=annotation, changes=dict(data.validated_data)
         )
         annotation = annotation_get_for_user(user=request.user, annotation_id=annotation_id)
         return Response(ReviewAnnotationSerializer(annotation).data)
@@ -121,7 +122,7 @@ class AnnotationDetailApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, annotation_id: int) -> Response:
         annotation = annotation_get_for_user(user=request.user, annotation_id=annotation_id)
-        annotation_delete(actor=request.user, annotation=annotation)
+        annotation_delete(actor=request_actor(request), annotation=annotation)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -156,7 +157,7 @@ class AnnotationReattachApi(APIView):
                 "revision: no such revision of this document.", field="revision"
             ) from None
         anchor = annotation_reattach(
-            actor=request.user,
+            actor=request_actor(request),
             annotation=annotation,
             revision=revision,
             start=data.validated_data["position"]["start"],

@@ -9,44 +9,44 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from questionbank.models import Question
+from common.auth import request_actor
 
-from ..exceptions import ReviewsError
-from ..models import DesignDoc
 from ..selectors import (
+    DocDetail,
+    doc_detail,
     doc_get_for_user,
     doc_list_visible,
+    question_from_slug,
     revision_get_for_user,
     revision_list,
     revision_text,
 )
 from ..services import doc_constraints_set, doc_create, doc_revision_create
-from .serializers import DesignDocSerializer, DocRevisionSummarySerializer
-
-
-def question_from_slug(slug: str | None) -> Question | None:
-    if not slug:
-        return None
-    question = Question.objects.filter(slug=slug).first()
-    if question is None:
-        raise ReviewsError(f"question: unknown question {slug!r}.", field="question")
-    return question
-
-
-def _with_revisions(doc: DesignDoc) -> DesignDoc:
-    """Attach the revisions (one query) and the latest revision's id and number."""
-    doc.revision_rows = list(revision_list(doc=doc))
-    latest = doc.revision_rows[-1] if doc.revision_rows else None
-    doc.latest_revision_id = latest.pk if latest else None
-    doc.latest_number = latest.number if latest else None
-    return doc
+from .serializers import (
+    DesignDocFieldsSerializer,
+    DesignDocSerializer,
+    DocRevisionSummarySerializer,
+)
 
 
 class DocDetailSerializer(DesignDocSerializer):
-    revisions = DocRevisionSummarySerializer(many=True, source="revision_rows")
+    """The shape of `doc_detail_body` (declared for the schema)."""
+
+    revisions = DocRevisionSummarySerializer(many=True)
 
     class Meta(DesignDocSerializer.Meta):
         fields = (*DesignDocSerializer.Meta.fields, "revisions")
+
+
+def doc_detail_body(detail: DocDetail) -> dict[str, Any]:
+    """A document with its revisions and the latest one's id and number."""
+    latest = detail.latest
+    return {
+        **DesignDocFieldsSerializer(detail.doc).data,
+        "latest_revision": latest.pk if latest else None,
+        "latest_revision_number": latest.number if latest else None,
+        "revisions": DocRevisionSummarySerializer(detail.revisions, many=True).data,
+    }
 
 
 class DocListCreateApi(ListAPIView):
@@ -71,16 +71,14 @@ class DocListCreateApi(ListAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         doc, _ = doc_create(
-            actor=request.user,
+            actor=request_actor(request),
             title=data.validated_data["title"],
             body=data.validated_data["body"],
             question=question_from_slug(data.validated_data.get("question")),
             constraints=data.validated_data.get("constraints"),
             message=data.validated_data.get("message", ""),
         )
-        return Response(
-            DocDetailSerializer(_with_revisions(doc)).data, status=status.HTTP_201_CREATED
-        )
+        return Response(doc_detail_body(doc_detail(doc=doc)), status=status.HTTP_201_CREATED)
 
 
 class DocDetailApi(APIView):
@@ -92,7 +90,7 @@ class DocDetailApi(APIView):
     @extend_schema(responses=DocDetailSerializer)
     def get(self, request: Request, doc_id: int) -> Response:
         doc = doc_get_for_user(user=request.user, doc_id=doc_id)
-        return Response(DocDetailSerializer(_with_revisions(doc)).data)
+        return Response(doc_detail_body(doc_detail(doc=doc)))
 
     @extend_schema(request=InputSerializer, responses=DocDetailSerializer)
     def patch(self, request: Request, doc_id: int) -> Response:
@@ -100,9 +98,9 @@ class DocDetailApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         doc = doc_constraints_set(
-            actor=request.user, doc=doc, constraints=data.validated_data["constraints"]
+            actor=request_actor(request), doc=doc, constraints=data.validated_data["constraints"]
         )
-        return Response(DocDetailSerializer(_with_revisions(doc)).data)
+        return Response(doc_detail_body(doc_detail(doc=doc)))
 
 
 class DocRevisionListCreateApi(APIView):
@@ -128,7 +126,7 @@ class DocRevisionListCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         revision, created = doc_revision_create(
-            actor=request.user,
+            actor=request_actor(request),
             doc=doc,
             body=data.validated_data["body"],
             message=data.validated_data.get("message", ""),

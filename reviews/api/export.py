@@ -4,17 +4,17 @@
 same content as JSON. Errors are always JSON with `detail`.
 """
 
-from types import SimpleNamespace
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+
+from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ReviewsError
 from ..export import review_export_data, review_export_markdown
@@ -24,28 +24,21 @@ from ..selectors import annotation_list, checklist_list, review_get_for_user, re
 FORMATS = ("markdown", "json")
 
 
-class MarkdownRenderer(BaseRenderer):
+class MarkdownRenderer(TextFileRenderer):
     media_type = "text/markdown"
     format = "markdown"
-    charset = "utf-8"
 
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
-    ) -> bytes:
-        return review_export_markdown(data).encode(self.charset)
+    def text(self, data: Any) -> str:
+        return review_export_markdown(data)
 
 
-class ExportNegotiation(DefaultContentNegotiation):
+class ExportNegotiation(NoUrlFormatNegotiation):
     """`?format=` picks the representation; anything else gets JSON (errors included)."""
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
-
     def select_renderer(
-        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
         wanted = request.query_params.get("format")
         for renderer in renderers:
             if renderer.format == wanted:
@@ -54,7 +47,7 @@ class ExportNegotiation(DefaultContentNegotiation):
         return json, json.media_type
 
 
-class ReviewExportApi(APIView):
+class ReviewExportApi(JsonErrorsMixin):
     renderer_classes = [MarkdownRenderer, JSONRenderer]
     content_negotiation_class = ExportNegotiation
 
@@ -91,11 +84,4 @@ class ReviewExportApi(APIView):
         filename = f"{stem}-r{review.revision.number}-review-{review.pk}.{extension}"
         response = Response(data)
         response["Content-Disposition"] = f'inline; filename="{filename}"'
-        return response
-
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if isinstance(response, Response) and response.status_code >= 400:
-            response.accepted_renderer = JSONRenderer()
-            response.accepted_media_type = JSONRenderer.media_type
         return response

@@ -5,6 +5,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from questionbank.models import Question
+
 from ..models import Annotation, AnnotationAnchor, Area, ChecklistItem, DesignDoc, DocRevision
 from .fields import choice_field
 
@@ -15,21 +17,29 @@ class DocRevisionSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DocRevision
-        fields = ("id", "doc", "number", "author", "created_at", "message", "body_sha")
+        fields: tuple[str, ...] = (
+            "id",
+            "doc",
+            "number",
+            "author",
+            "created_at",
+            "message",
+            "body_sha",
+        )
 
 
-class DesignDocSerializer(serializers.ModelSerializer):
+class DesignDocFieldsSerializer(serializers.ModelSerializer):
+    """A document's own fields (the detail adds its revisions from a `DocDetail`)."""
+
     author = serializers.CharField(source="author.username")
-    question = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    constraints = serializers.ListField(child=serializers.CharField())
-    latest_revision = serializers.IntegerField(
-        source="latest_revision_id", allow_null=True, help_text="Id of the newest revision."
+    question: "serializers.SlugRelatedField[Question]" = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
     )
-    latest_revision_number = serializers.IntegerField(source="latest_number", allow_null=True)
+    constraints = serializers.ListField(child=serializers.CharField())
 
     class Meta:
         model = DesignDoc
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "title",
             "author",
@@ -37,6 +47,20 @@ class DesignDocSerializer(serializers.ModelSerializer):
             "constraints",
             "practice",
             "created_at",
+        )
+
+
+class DesignDocSerializer(DesignDocFieldsSerializer):
+    """A document in the list: the queryset annotates the latest revision's id and number."""
+
+    latest_revision = serializers.IntegerField(
+        source="latest_revision_id", allow_null=True, help_text="Id of the newest revision."
+    )
+    latest_revision_number = serializers.IntegerField(source="latest_number", allow_null=True)
+
+    class Meta(DesignDocFieldsSerializer.Meta):
+        fields = (
+            *DesignDocFieldsSerializer.Meta.fields,
             "latest_revision",
             "latest_revision_number",
         )
@@ -49,7 +73,15 @@ class AnnotationAnchorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AnnotationAnchor
-        fields = ("revision", "revision_number", "status", "start", "end", "score", "manual")
+        fields: tuple[str, ...] = (
+            "revision",
+            "revision_number",
+            "status",
+            "start",
+            "end",
+            "score",
+            "manual",
+        )
 
 
 class QuoteSerializer(serializers.Serializer):
@@ -81,7 +113,7 @@ class ReviewAnnotationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Annotation
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "review",
             "revision",
@@ -130,7 +162,7 @@ class ReviewChecklistItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ChecklistItem
-        fields = ("area", "status", "note")
+        fields: tuple[str, ...] = ("area", "status", "note")
 
 
 class CoverageSerializer(serializers.Serializer):

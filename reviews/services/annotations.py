@@ -8,7 +8,7 @@ import logging
 import re
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -16,8 +16,8 @@ from django.utils import timezone
 from ..anchoring import quote_find, selector_from_position
 from ..exceptions import Forbidden, RankTaken, ReviewsError, SelectorInvalid
 from ..models import Annotation, AnnotationAnchor, Area, DesignDoc, DocRevision, Review
-from ..reanchor import ANCHOR_CONTEXT
 from ..selectors import revision_text
+from .anchors import ANCHOR_CONTEXT
 from .documents import reanchor_on_commit
 from .reviews import review_lock_for_edit
 
@@ -136,7 +136,10 @@ def _rank_check(review: Review, kind: str, rank: Any, *, exclude: int | None = N
         raise ReviewsError("rank: only risks are ranked.", field="rank")
     if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= RANK_MAX:
         raise ReviewsError(f"rank: a whole number from 1 to {RANK_MAX}.", field="rank")
-    holder = Annotation.objects.filter(review=review, rank=rank).exclude(pk=exclude).first()
+    holders = Annotation.objects.filter(review=review, rank=rank)
+    if exclude is not None:
+        holders = holders.exclude(pk=exclude)
+    holder = holders.first()
     if holder is not None:
         raise RankTaken(
             f"rank: {rank} is already taken by annotation {holder.pk}; reorder the risks "
@@ -179,7 +182,7 @@ def _next_rank(review: Review) -> int:
 @transaction.atomic
 def annotation_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     review: Review,
     area: str,
     kind: str,
@@ -263,7 +266,7 @@ CONTENT_FIELDS = ("area", "kind", "severity", "body", "tradeoff", "constraint")
 
 @transaction.atomic
 def annotation_update(
-    *, actor: AbstractBaseUser, annotation: Annotation, changes: dict[str, Any]
+    *, actor: User, annotation: Annotation, changes: dict[str, Any]
 ) -> Annotation:
     """Change an annotation. `changes` may hold `status` and, on a draft, content fields
     (area, kind, severity, body, tradeoff, constraint) and `rank`.
@@ -326,7 +329,7 @@ def annotation_update(
 
 
 @transaction.atomic
-def review_risks_rank(*, actor: AbstractBaseUser, review: Review, order: list[int]) -> list[int]:
+def review_risks_rank(*, actor: User, review: Review, order: list[int]) -> list[int]:
     """Rank the review's risks in `order` (annotation ids, worst first): ranks 1..n, atomically.
 
     `order` must list every risk of the review exactly once. Returns the ids in rank order.
@@ -353,7 +356,7 @@ def review_risks_rank(*, actor: AbstractBaseUser, review: Review, order: list[in
 
 
 @transaction.atomic
-def annotation_delete(*, actor: AbstractBaseUser, annotation: Annotation) -> None:
+def annotation_delete(*, actor: User, annotation: Annotation) -> None:
     """Delete an annotation of a draft (reviewer only); the remaining risks close ranks."""
     review = review_lock_for_edit(actor, annotation.review)
     annotation.delete()
@@ -368,7 +371,7 @@ def annotation_delete(*, actor: AbstractBaseUser, annotation: Annotation) -> Non
 @transaction.atomic
 def annotation_reattach(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     annotation: Annotation,
     revision: DocRevision,
     start: int,
@@ -411,7 +414,8 @@ def annotation_reattach(
     if later.exists():
         later.delete()
         latest = DocRevision.objects.filter(doc=doc).order_by("-number").first()
-        reanchor_on_commit(latest.pk)
+        if latest is not None:  # always: `revision` itself is one
+            reanchor_on_commit(latest.pk)
     logger.info(
         "annotation.reattached",
         extra={"annotation_id": annotation.pk, "revision_id": revision.pk},

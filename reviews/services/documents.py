@@ -7,7 +7,7 @@ one re-anchors every annotation of earlier revisions onto it, after commit.
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
@@ -16,7 +16,6 @@ from textstore.services import blob_put
 
 from ..exceptions import Forbidden, ReviewsError
 from ..models import DesignDoc, DocRevision
-from ..tasks import revision_reanchor
 
 logger = logging.getLogger(__name__)
 
@@ -68,20 +67,23 @@ def constraints_clean(constraints: Any) -> list[str]:
     return cleaned
 
 
-def _author_only(actor: AbstractBaseUser, doc: DesignDoc, what: str) -> None:
+def _author_only(actor: User, doc: DesignDoc, what: str) -> None:
     if doc.author_id != actor.pk:
         raise Forbidden(f"Only the document's author can {what}.")
 
 
 def reanchor_on_commit(revision_id: int) -> None:
     """Enqueue re-anchoring onto `revision_id` once the current transaction commits."""
+    # Imported here: the task module imports the re-anchoring service from this package.
+    from ..tasks import revision_reanchor
+
     transaction.on_commit(lambda: revision_reanchor.delay(revision_id))
 
 
 @transaction.atomic
 def doc_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     title: str,
     body: str,
     question: Question | None = None,
@@ -118,7 +120,7 @@ def _message_clean(message: Any) -> str:
 
 @transaction.atomic
 def doc_revision_create(
-    *, actor: AbstractBaseUser, doc: DesignDoc, body: str, message: str = ""
+    *, actor: User, doc: DesignDoc, body: str, message: str = ""
 ) -> tuple[DocRevision, bool]:
     """Save `body` as the next revision (author only); returns (revision, created).
 
@@ -145,9 +147,7 @@ def doc_revision_create(
 
 
 @transaction.atomic
-def doc_constraints_set(
-    *, actor: AbstractBaseUser, doc: DesignDoc, constraints: list[str]
-) -> DesignDoc:
+def doc_constraints_set(*, actor: User, doc: DesignDoc, constraints: list[str]) -> DesignDoc:
     """Replace the pinned constraints (author only). Annotations keep the text they cited."""
     _author_only(actor, doc, "edit its constraints")
     doc.constraints = constraints_clean(constraints)

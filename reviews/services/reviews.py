@@ -3,7 +3,7 @@
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -17,7 +17,7 @@ SUMMARY_MAX_CHARS = 20_000
 
 
 @transaction.atomic
-def review_create(*, actor: AbstractBaseUser, revision: DocRevision) -> tuple[Review, bool]:
+def review_create(*, actor: User, revision: DocRevision) -> tuple[Review, bool]:
     """Start (or resume) the actor's review of `revision`, with its eight checklist rows.
 
     One review per revision and reviewer: asking again returns the existing one.
@@ -38,7 +38,7 @@ def review_create(*, actor: AbstractBaseUser, revision: DocRevision) -> tuple[Re
     return review, True
 
 
-def review_lock_for_edit(actor: AbstractBaseUser, review: Review) -> Review:
+def review_lock_for_edit(actor: User, review: Review) -> Review:
     """The review row, locked, if the actor may edit it now: its reviewer, while a draft."""
     if review.reviewer_id != actor.pk:
         raise Forbidden("Only the reviewer can edit this review.")
@@ -88,7 +88,7 @@ def _checklist_clean(checklist: Any) -> dict[str, dict[str, str]]:
 @transaction.atomic
 def review_update(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     review: Review,
     summary: str | None = None,
     checklist: list[dict[str, Any]] | None = None,
@@ -121,7 +121,7 @@ def _summary_clean(summary: Any) -> str:
 
 @transaction.atomic
 def review_submit(
-    *, actor: AbstractBaseUser, review: Review, summary: str | None = None
+    *, actor: User, review: Review, summary: str | None = None
 ) -> tuple[Review, bool]:
     """draft → submitted (reviewer only); returns (review, changed).
 

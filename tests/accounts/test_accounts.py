@@ -42,7 +42,8 @@ def test_token_is_returned_once_and_stored_hashed():
     response = client.post("/api/v1/auth/token/", {"username": "dave", "password": PASSWORD})
     assert response.status_code == 201
     key = response.json()["token"]
-    assert key.startswith("rlk_") and len(key) > 40
+    assert key.startswith("rlk_")
+    assert len(key) > 40
 
     # The key is nowhere in the database; only its hash.
     token = ApiToken.objects.get()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground.export import export_render
+from playground.export import Api, ExportFormat, VariablesMode, export_render
 from playground.selectors import version_content
 from playground.services import prompt_create
 from tests.browser.test_playground_browser import login
@@ -46,7 +46,7 @@ def test_export_panel_tabs_copy_and_download(page, new_page, live_server, artifa
     )
     stored = version_content(version=version)
 
-    def expected(api: str, fmt: str, variables: str = "substitute") -> str:
+    def expected(api: Api, fmt: ExportFormat, variables: VariablesMode = "substitute") -> str:
         return export_render(content=stored, api=api, format=fmt, variables=variables)
 
     login(page, "grace")
@@ -64,7 +64,8 @@ def test_export_panel_tabs_copy_and_download(page, new_page, live_server, artifa
     # Format, then API: the code follows each switch.
     page.get_by_role("tab", name="Python").click()
     _wait_for_code(page, expected("anthropic", "python"))
-    assert _selected(page, "Python") == "true" and _selected(page, "curl") == "false"
+    assert _selected(page, "Python") == "true"
+    assert _selected(page, "curl") == "false"
     page.get_by_role("tab", name="OpenAI Chat Completions").click()
     _wait_for_code(page, expected("openai", "python"))
     assert _selected(page, "Anthropic Messages") == "false"
@@ -139,7 +140,8 @@ def test_export_panel_tabs_copy_and_download(page, new_page, live_server, artifa
     )
     fallback.get_by_role("tab", name="TypeScript").click()
     fallback.get_by_text("Could not load the export: Not found.").wait_for()
-    assert _code(fallback) == "" and fallback.get_by_role("button", name="Copy").is_disabled()
+    assert _code(fallback) == ""
+    assert fallback.get_by_role("button", name="Copy").is_disabled()
     fallback.locator(".panel", has=fallback.locator("#export-panel")).screenshot(
         path=artifacts_dir / "export-panel-error.png"
     )

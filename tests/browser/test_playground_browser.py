@@ -49,7 +49,8 @@ def test_versions_branches_revert_and_diff(page, artifacts_dir):
     page.wait_for_selector(".tree-row-selected[data-number='5']")
     assert "as a branch" in page.locator(".messages").inner_text()
     v5 = PromptVersion.objects.get(number=5)
-    assert v5.parent.number == 1 and v5.params["temperature"] == 0.2
+    assert v5.parent.number == 1
+    assert v5.params["temperature"] == 0.2
 
     # Bad JSON in tools is caught before it leaves the page.
     page.get_by_label("Tools (JSON list of {name, description, input_schema})").fill("[{oops")
@@ -61,10 +62,8 @@ def test_versions_branches_revert_and_diff(page, artifacts_dir):
     page.get_by_role("button", name="Revert main to v2").click()
     page.wait_for_selector(".tree-row-selected[data-number='6']")
     v6 = PromptVersion.objects.get(number=6)
-    assert (
-        v6.parent.number == 4
-        and v6.content_hash == PromptVersion.objects.get(number=2).content_hash
-    )
+    assert v6.parent.number == 4
+    assert v6.content_hash == PromptVersion.objects.get(number=2).content_hash
     assert Label.objects.get(name="main").version == v6
     page.locator(".tree-panel").screenshot(path=artifacts_dir / "version-tree.png")
     page.screenshot(path=artifacts_dir / "prompt-page.png", full_page=True)
@@ -75,6 +74,7 @@ def test_versions_branches_revert_and_diff(page, artifacts_dir):
     page.locator(".tree-row[data-number='5'] input[name='b']").check()
     page.get_by_role("button", name="Compare A → B").click()
     assert page.locator("h1").inner_text() == "v4 → v5"
-    assert page.locator(".diff-insert").count() > 0 and page.locator(".diff-delete").count() > 0
+    assert page.locator(".diff-insert").count() > 0
+    assert page.locator(".diff-delete").count() > 0
     assert page.get_by_text("params.temperature").count() == 1
     page.screenshot(path=artifacts_dir / "diff.png", full_page=True)

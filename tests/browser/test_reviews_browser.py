@@ -141,7 +141,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
         tradeoff="One more hop, but certificates are managed in one place.",
     )
     alternative = Annotation.objects.get(kind="alternative")
-    assert alternative.exact == ROUTER_SOURCE and alternative.tradeoff.startswith("One more hop")
+    assert alternative.exact == ROUTER_SOURCE
+    assert alternative.tradeoff.startswith("One more hop")
 
     # Offsets are code points: a passage after an emoji (two UTF-16 units) still lines up.
     select_text(page, "#doc-rendered", "anything slower pages the on-call")
@@ -162,9 +163,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     assert ranked.value.ok
     assert page.locator("#risk-list .risk-item").first.get_attribute("data-id") == str(api.pk)
     assert page.locator("#risk-list .risk-item").first.locator("[data-rank]").inner_text() == "#1"
-    assert (
-        Annotation.objects.get(pk=api.pk).rank == 1 and Annotation.objects.get(pk=kv.pk).rank == 2
-    )
+    assert Annotation.objects.get(pk=api.pk).rank == 1
+    assert Annotation.objects.get(pk=kv.pk).rank == 2
     with page.expect_response(re.compile(r"/ranking/$")):
         risks.nth(1).drag_to(risks.nth(0), target_position={"x": 20, "y": 4})
     assert Annotation.objects.get(pk=kv.pk).rank == 1
@@ -172,9 +172,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
         page.locator("#risk-list .risk-item").nth(0).drag_to(
             page.locator("#risk-list .risk-item").nth(1), target_position={"x": 20, "y": 30}
         )
-    assert (
-        Annotation.objects.get(pk=api.pk).rank == 1 and Annotation.objects.get(pk=kv.pk).rank == 2
-    )
+    assert Annotation.objects.get(pk=api.pk).rank == 1
+    assert Annotation.objects.get(pk=kv.pk).rank == 2
 
     # 5. Fill the checklist; the chart follows.
     statuses = {
@@ -203,11 +202,13 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     page.get_by_role("button", name="Submit review").click()
     page.wait_for_selector("#review-status:has-text('Submitted')")
     review.refresh_from_db()
-    assert review.status == "submitted" and review.summary == "Fix reconnects before launch."
+    assert review.status == "submitted"
+    assert review.summary == "Fix reconnects before launch."
     assert page.locator("#annotate-form").count() == 0
     page.screenshot(path=artifacts_dir / "4-submitted.png", full_page=True)
     markdown = page.request.get(f"/api/v1/reviews/{review.pk}/export/?format=markdown")
-    assert markdown.ok and markdown.text().index("No story for a client") < markdown.text().index(
+    assert markdown.ok
+    assert markdown.text().index("No story for a client") < markdown.text().index(
         "40 GB per replica"
     )
 
@@ -227,7 +228,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     r2 = DocRevision.objects.get(doc=doc, number=2)
     assert revision_text(revision=r2) == moved
     landed = AnnotationAnchor.objects.get(annotation=kv, revision=r2)
-    assert landed.status == "moved" and moved[landed.start : landed.end] == KV
+    assert landed.status == "moved"
+    assert moved[landed.start : landed.end] == KV
 
     # 8. The reviewer comes back and switches the review page to r2: the highlight followed.
     page.reload()
@@ -258,7 +260,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     author.goto(f"/reviews/r/{review.pk}/")
     with author.expect_response(re.compile(rf"/annotations/{api.pk}/$")) as patched:
         author.get_by_label(f"Issue status of annotation {api.pk}").select_option("resolved")
-    assert patched.value.ok and Annotation.objects.get(pk=api.pk).status == "resolved"
+    assert patched.value.ok
+    assert Annotation.objects.get(pk=api.pk).status == "resolved"
 
 
 def test_an_orphan_is_listed_and_reattached_by_hand(new_page, artifacts_dir):
@@ -289,7 +292,8 @@ def test_an_orphan_is_listed_and_reattached_by_hand(new_page, artifacts_dir):
     login(page, "bob")
     page.goto(f"/reviews/r/{review.pk}/?rev={r2.pk}")
     panel = page.locator(".orphans-panel")
-    assert "Rollback flips" in panel.inner_text() and "A flag flip" in panel.inner_text()
+    assert "Rollback flips" in panel.inner_text()
+    assert "A flag flip" in panel.inner_text()
     assert panel.get_by_role("button", name="Re-attach to selection").is_disabled()
     select_text(
         page, "#doc-rendered", "To undo a region we move its DNS record back", preview=False
@@ -299,7 +303,8 @@ def test_an_orphan_is_listed_and_reattached_by_hand(new_page, artifacts_dir):
     with page.expect_event("load"):
         panel.get_by_role("button", name="Re-attach to selection").click()
     anchor = AnnotationAnchor.objects.get(annotation=orphan, revision=r2)
-    assert anchor.manual and anchor.status == "moved"
+    assert anchor.manual
+    assert anchor.status == "moved"
     assert rewritten[anchor.start : anchor.end] == "To undo a region we move its DNS record back"
     item = page.locator(f"#ann-{orphan.pk}")
     assert "moved" in item.locator(".anchor-status").inner_text()

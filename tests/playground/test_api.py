@@ -34,11 +34,13 @@ def test_create_prompt_and_read_it_back(api):
     )
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert body["title"] == "Inference reviewer" and body["question"] == "llm-inference-api"
+    assert body["title"] == "Inference reviewer"
+    assert body["question"] == "llm-inference-api"
     root_id = body["root_version"]
 
     version = api.get(f"/api/v1/versions/{root_id}/").json()
-    assert version["parent"] is None and version["message"] == "start"
+    assert version["parent"] is None
+    assert version["message"] == "start"
     assert version["content"]["system"] == content()["system"]
     assert version["content"]["messages"] == content()["messages"]
     assert len(version["content_hash"]) == 64
@@ -63,13 +65,16 @@ def test_save_versions_tree_and_identical_replay(api, owner):
         url, {"parent": root.pk, "content": content(system="v2"), "message": "two"}, format="json"
     )
     assert first.status_code == 201
-    assert first.json()["parent"] == root.pk and first.json()["main_moved"] is True
+    assert first.json()["parent"] == root.pk
+    assert first.json()["main_moved"] is True
     replay = api.post(
         url, {"parent": root.pk, "content": content(system="v2"), "message": "two"}, format="json"
     )
-    assert replay.status_code == 200 and replay.json()["id"] == first.json()["id"]
+    assert replay.status_code == 200
+    assert replay.json()["id"] == first.json()["id"]
     sibling = api.post(url, {"parent": root.pk, "content": content(system="fork")}, format="json")
-    assert sibling.status_code == 201 and sibling.json()["main_moved"] is False
+    assert sibling.status_code == 201
+    assert sibling.json()["main_moved"] is False
 
     tree = api.get(url).json()
     assert tree["count"] == 3
@@ -113,18 +118,18 @@ def test_diff_across_branches(api, owner):
     response = api.get(f"/api/v1/versions/{right.pk}/diff/", {"against": left.pk})
     assert response.status_code == 200
     body = response.json()
-    assert body["from"] == left.pk and body["to"] == right.pk
+    assert body["from"] == left.pk
+    assert body["to"] == right.pk
     system = next(t for t in body["texts"] if t["field"] == "system")
-    assert system["added"] == 1 and system["removed"] == 1
+    assert system["added"] == 1
+    assert system["removed"] == 1
     changed = next(r for r in system["rows"] if r["op"] == "change")
     assert [-1, "bullet points"] in changed["words"] or any(
         op == -1 and "bullet" in text for op, text in changed["words"]
     )
     fields = {c["field"]: c for c in body["changes"]}
-    assert (
-        fields["params.temperature"]["before"] == 0.5
-        and fields["params.temperature"]["after"] == 0.9
-    )
+    assert fields["params.temperature"]["before"] == 0.5
+    assert fields["params.temperature"]["after"] == 0.9
     assert fields["tools.search"]["kind"] == "added"
 
 
@@ -135,7 +140,9 @@ def test_large_diff_is_truncated(api, owner):
     child = save(owner, prompt, root, system=after).version
     body = api.get(f"/api/v1/versions/{child.pk}/diff/", {"against": root.pk, "limit": 100}).json()
     system = body["texts"][0]
-    assert system["truncated"] is True and len(system["rows"]) == 100 and system["more"] == 900
+    assert system["truncated"] is True
+    assert len(system["rows"]) == 100
+    assert system["more"] == 900
 
 
 def test_labels_compare_and_set_over_api(api, owner):
@@ -145,11 +152,14 @@ def test_labels_compare_and_set_over_api(api, owner):
     created = api.post(
         url, {"name": "production", "version": root.pk, "expected": None}, format="json"
     )
-    assert created.status_code == 200 and created.json()["protected"] is True
+    assert created.status_code == 200
+    assert created.json()["protected"] is True
     stale = api.put(f"{url}production/", {"version": v2.pk, "expected": v2.pk}, format="json")
-    assert stale.status_code == 409 and "moved" in stale.json()["detail"]
+    assert stale.status_code == 409
+    assert "moved" in stale.json()["detail"]
     moved = api.put(f"{url}production/", {"version": v2.pk, "expected": root.pk}, format="json")
-    assert moved.status_code == 200 and moved.json()["version"] == v2.pk
+    assert moved.status_code == 200
+    assert moved.json()["version"] == v2.pk
     assert {label["name"] for label in api.get(url).json()} == {"main", "production"}
 
 
@@ -202,7 +212,8 @@ def test_bad_content_on_create_writes_no_prompt(api):
     response = api.post(
         "/api/v1/prompts/", {"title": "x", "content": content(provider="nope")}, format="json"
     )
-    assert response.status_code == 400 and response.json()["detail"].startswith("provider")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("provider")
     assert not Prompt.objects.exists()
 
 
@@ -226,7 +237,8 @@ def test_parent_of_another_prompt_is_400(api, owner):
         {"parent": other_root.pk, "content": content()},
         format="json",
     )
-    assert response.status_code == 400 and response.json()["detail"].startswith("parent")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("parent")
 
 
 def test_invalid_utf8_body_is_400(api, owner):
@@ -239,7 +251,8 @@ def test_invalid_utf8_body_is_400(api, owner):
     response = api.post(
         f"/api/v1/prompts/{prompt.pk}/versions/", body, content_type="application/json"
     )
-    assert response.status_code == 400 and response.json()["detail"]
+    assert response.status_code == 400
+    assert response.json()["detail"]
     assert PromptVersion.objects.count() == 1
 
 

@@ -94,7 +94,8 @@ def test_label_compare_and_set_under_contention():
     )
     winners = [r for r in results if not isinstance(r, Exception)]
     losers = [r for r in results if isinstance(r, LabelConflict)]
-    assert len(winners) == 1 and len(losers) == THREADS - 1
+    assert len(winners) == 1
+    assert len(losers) == THREADS - 1
     main = Label.objects.get(prompt=prompt, name="main")
     assert main.version_id == winners[0].version_id
     last = LabelMove.objects.filter(label=main).order_by("-id").first()

@@ -274,8 +274,11 @@ def test_openai_request_shape():
     }
     body = request["body"]
     assert body["messages"][0] == {"role": "system", "content": "You are terse."}
-    assert body["max_completion_tokens"] == 300 and "max_tokens" not in body
-    assert body["stop"] == ["X"] and body["temperature"] == 0.3 and body["top_p"] == 0.8
+    assert body["max_completion_tokens"] == 300
+    assert "max_tokens" not in body
+    assert body["stop"] == ["X"]
+    assert body["temperature"] == 0.3
+    assert body["top_p"] == 0.8
     assert body["tools"][0] == {
         "type": "function",
         "function": {
@@ -299,9 +302,13 @@ def test_empty_and_null_fields_are_left_out(api):
     content = case("conversation")  # no system, temperature null, top_p set
     content["params"]["stop"] = []
     body = export_request(content=content, api=api)["body"]
-    assert "system" not in body and "temperature" not in body
-    assert "stop" not in body and "stop_sequences" not in body
-    assert "tools" not in body and "output_config" not in body and "response_format" not in body
+    assert "system" not in body
+    assert "temperature" not in body
+    assert "stop" not in body
+    assert "stop_sequences" not in body
+    assert "tools" not in body
+    assert "output_config" not in body
+    assert "response_format" not in body
     assert body["top_p"] == 0.9
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
 
@@ -352,15 +359,19 @@ def test_substitute_and_keep(api):
     kept = export_request(content=content, api=api, variables="keep")["body"]
     filled = export_request(content=content, api=api, variables="substitute")["body"]
     kept_texts = json.dumps(kept, ensure_ascii=False)
-    assert "{{persona}}" in kept_texts and "{{ language }}" in kept_texts
+    assert "{{persona}}" in kept_texts
+    assert "{{ language }}" in kept_texts
     filled_texts = json.dumps(filled, ensure_ascii=False)
-    assert "{{ language }}" not in filled_texts and "Français — 日本語" in filled_texts
+    assert "{{ language }}" not in filled_texts
+    assert "Français — 日本語" in filled_texts
     assert "Keep {{unknown}} and {{ }} and {name} as written." in filled_texts
 
     python = export_render(content=content, api=api, format="python", variables="keep")
-    assert "VARIABLES = {" in python and "fill(" in python
+    assert "VARIABLES = {" in python
+    assert "fill(" in python
     typescript = export_render(content=content, api=api, format="typescript", variables="keep")
-    assert "const variables = {" in typescript and "fill(" in typescript
+    assert "const variables = {" in typescript
+    assert "fill(" in typescript
     # curl always sends the defaults.
     assert export_render(content=content, api=api, format="curl", variables="keep") == (
         export_render(content=content, api=api, format="curl", variables="substitute")

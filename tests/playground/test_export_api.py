@@ -65,7 +65,8 @@ def test_variables_keep_leaves_placeholders_for_the_code_to_fill(api, version, f
     stored = version_content(version=version)
     text = kept.content.decode()
     assert text == export_render(content=stored, api="openai", format=fmt, variables="keep")
-    assert "{{design}}" in text and "fill(" in text
+    assert "{{design}}" in text
+    assert "fill(" in text
     assert default.content == explicit.content != kept.content
 
 
@@ -97,7 +98,8 @@ def test_json_representation_via_query_or_accept(api, version):
         "filename": "design-critic-caches-v1-anthropic.json",
         "text": text,
     }
-    assert as_text["Content-Type"].startswith("text/plain") and as_text.content.decode() == text
+    assert as_text["Content-Type"].startswith("text/plain")
+    assert as_text.content.decode() == text
     # The JSON export is the request body itself.
     assert json.loads(text)["messages"] == [
         {"role": "user", "content": "Review this design: {{design}}"}

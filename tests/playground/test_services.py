@@ -18,7 +18,8 @@ def owner():
 
 def test_create_makes_root_and_main(owner):
     prompt, root = make_prompt(owner)
-    assert root.parent is None and root.number == 1
+    assert root.parent is None
+    assert root.number == 1
     assert Label.objects.get(prompt=prompt, name="main").version == root
     assert version_content(version=root) == content_validate(content())
     assert root.content_hash == content_hash(content_validate(content()))
@@ -27,8 +28,10 @@ def test_create_makes_root_and_main(owner):
 def test_save_is_a_child_and_main_follows(owner):
     prompt, root = make_prompt(owner)
     result = save(owner, prompt, root, system="Changed.")
-    assert result.created and result.main_moved
-    assert result.version.parent == root and result.version.number == 2
+    assert result.created
+    assert result.main_moved
+    assert result.version.parent == root
+    assert result.version.number == 2
     assert Label.objects.get(prompt=prompt, name="main").version == result.version
     assert LabelMove.objects.filter(label__prompt=prompt).count() == 2
 
@@ -37,7 +40,8 @@ def test_identical_content_under_same_parent_returns_existing(owner):
     prompt, root = make_prompt(owner)
     first = save(owner, prompt, root, system="Same.")
     again = save(owner, prompt, root, system="Same.")
-    assert not again.created and again.version == first.version
+    assert not again.created
+    assert again.version == first.version
     assert PromptVersion.objects.filter(prompt=prompt).count() == 2
 
 
@@ -46,7 +50,8 @@ def test_two_saves_from_one_parent_make_siblings_and_main_stays_on_first(owner):
     a = save(owner, prompt, root, system="A")
     b = save(owner, prompt, root, system="B")
     assert a.version.parent == b.version.parent == root
-    assert a.main_moved and not b.main_moved  # b branched: main had moved on to a
+    assert a.main_moved
+    assert not b.main_moved  # b branched: main had moved on to a
     assert Label.objects.get(prompt=prompt, name="main").version == a.version
 
 
@@ -70,7 +75,8 @@ def test_revert_creates_new_version_with_old_content(owner):
     v2 = save(owner, prompt, root, system="Second").version
     v3 = save(owner, prompt, v2, system="Third").version
     result = prompt_version_revert(actor=owner, prompt=prompt, target=root, parent=v3)
-    assert result.created and result.version.parent == v3
+    assert result.created
+    assert result.version.parent == v3
     assert result.version.content_hash == root.content_hash
     assert version_content(version=result.version) == version_content(version=root)
     assert result.version.message == "Revert to v1"
@@ -106,7 +112,8 @@ def test_label_compare_and_set(owner):
         expected=None,
         expected_given=True,
     )
-    assert label.protected and label.version == root
+    assert label.protected
+    assert label.version == root
     with pytest.raises(LabelConflict):
         label_move(
             actor=owner,
@@ -147,7 +154,12 @@ def test_admin_has_no_update_path_for_versions(owner, client):
     assert page.status_code == 200  # viewable…
     assert b'name="_save"' not in page.content  # …but no save button
     assert client.post(url, {"message": "edited"}).status_code == 403
-    assert client.post(f"/admin/playground/promptversion/{root.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert (
+        client.post(
+            f"/admin/playground/promptversion/{root.pk}/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert client.get("/admin/playground/promptversion/add/").status_code == 403
     root.refresh_from_db()
     assert root.message == "First version"

@@ -424,7 +424,8 @@ def test_no_token_in_database_logs_or_responses(world, caplog):
                 format="json",
             )
             token = created.json()["url"].rsplit("/s/", 1)[1]
-            assert token.startswith("rl_") and len(token) >= 3 + 43
+            assert token.startswith("rl_")
+            assert len(token) >= 3 + 43
             anonymous = Client()
             assert anonymous.get(f"/s/{token}").status_code == 200
             assert api_client_for(None).get(f"/api/v1/shared/{token}/").status_code == 200
@@ -443,8 +444,11 @@ def test_no_token_in_database_logs_or_responses(world, caplog):
         logging.getLogger().removeHandler(handler)
     every_token = [token, *world.tokens.values()]
     for t in every_token:
-        assert t not in listed and t not in log_api and t not in panel
-        assert t not in caplog.text and t not in stream.getvalue()
+        assert t not in listed
+        assert t not in log_api
+        assert t not in panel
+        assert t not in caplog.text
+        assert t not in stream.getvalue()
         assert t[:20] not in caplog.text
     # Not in any column of any table.
     with connection.cursor() as cursor:
@@ -481,7 +485,8 @@ def test_failed_lookups_are_rate_limited(world, settings):
     assert 1 <= int(limited["Retry-After"]) <= 60
     assert "Too many" in limited.json()["detail"]
     page = Client().get(f"/s/rl_{secrets.token_urlsafe(32)}")
-    assert page.status_code == 429 and page["Retry-After"]
+    assert page.status_code == 429
+    assert page["Retry-After"]
     # Another client address is not affected.
     other = Client(REMOTE_ADDR="10.9.8.7").get(f"/s/{world.tokens['public']}")
     assert other.status_code == 200
@@ -499,11 +504,14 @@ def test_copy_to_my_prompts(world):
 
 def test_shared_with_me_and_grant_roles(world):
     viewer_page = _page_client(world, "viewer").get("/playground/").content.decode()
-    assert world.prompt.title in viewer_page and "Viewer" in viewer_page
+    assert world.prompt.title in viewer_page
+    assert "Viewer" in viewer_page
     html = _page_client(world, "viewer").get(f"/playground/p/{world.prompt.pk}/").content.decode()
-    assert "Save version" not in html and "viewer · shared by owner" in html
+    assert "Save version" not in html
+    assert "viewer · shared by owner" in html
     html = _page_client(world, "editor").get(f"/playground/p/{world.prompt.pk}/").content.decode()
-    assert "Save version" in html and "Share</button>" not in html
+    assert "Save version" in html
+    assert "Share</button>" not in html
     api = api_client_for(world.users["viewer"])
     assert {p["id"] for p in api.get("/api/v1/prompts/").json()["results"]} == {world.prompt.pk}
     assert AccessLogEntry.objects.filter(prompt=world.prompt, via="grant").exists()

@@ -38,10 +38,12 @@ def test_new_prompt_from_the_browser(client):
         "/playground/new/", {**_form(), "title": "Form prompt", "question": "prompt-playground"}
     )
     prompt = Prompt.objects.get()
-    assert response.status_code == 302 and response["Location"] == f"/playground/p/{prompt.pk}/"
+    assert response.status_code == 302
+    assert response["Location"] == f"/playground/p/{prompt.pk}/"
     assert prompt.question.slug == "prompt-playground"
     page = client.get(f"/playground/p/{prompt.pk}/").content.decode()
-    assert "Form prompt" in page and "Review my design." in page
+    assert "Form prompt" in page
+    assert "Review my design." in page
     question_page = client.get("/questions/prompt-playground/").content.decode()
     assert "Form prompt" in question_page
 
@@ -53,7 +55,8 @@ def test_save_from_editor_and_branch_message(client):
     response = client.post(f"/playground/p/{prompt.pk}/save/", _form(root))
     assert response.status_code == 302
     v2 = PromptVersion.objects.get(prompt=prompt, number=2)
-    assert v2.parent == root and v2.message == "via form"
+    assert v2.parent == root
+    assert v2.message == "via form"
     # Saving again from the root (an older version) is a branch and the page says so.
     response = client.post(
         f"/playground/p/{prompt.pk}/save/", _form(root, system="Other."), follow=True
@@ -80,7 +83,8 @@ def test_editor_errors_keep_the_input(client, overrides, needle):
     )
     assert response.status_code == 400
     html = response.content.decode()
-    assert needle in html and "Keep me." in html
+    assert needle in html
+    assert "Keep me." in html
     assert PromptVersion.objects.filter(prompt=prompt).count() == 1
 
 
@@ -94,7 +98,9 @@ def test_diff_page_shows_a_diff(client):
     html = client.get(
         f"/playground/p/{prompt.pk}/diff/", {"a": root.pk, "b": v2.pk}
     ).content.decode()
-    assert 'class="diff-row diff-delete"' in html and "<ins>" in html and "bullet" in html
+    assert 'class="diff-row diff-delete"' in html
+    assert "<ins>" in html
+    assert "bullet" in html
 
 
 def test_revert_from_the_page(client):
@@ -105,7 +111,8 @@ def test_revert_from_the_page(client):
     response = client.post(f"/playground/p/{prompt.pk}/revert/{root.pk}/", {"parent": v2.pk})
     assert response.status_code == 302
     v3 = PromptVersion.objects.get(prompt=prompt, number=3)
-    assert v3.parent == v2 and v3.content_hash == root.content_hash
+    assert v3.parent == v2
+    assert v3.content_hash == root.content_hash
 
 
 def test_pages_of_other_users_are_404(client):
@@ -130,5 +137,6 @@ def test_user_text_is_escaped(client):
     prompt, root = make_prompt(owner, title="<b>bold</b>", system="<script>alert(1)</script>")
     client.force_login(owner)
     html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
-    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;" in html
     assert "<b>bold</b>" not in html

@@ -21,7 +21,10 @@ pytestmark = pytest.mark.django_db
 def test_migration_loads_the_seven_questions_in_order():
     assert list(Question.objects.values_list("slug", flat=True)) == SLUGS
     for question in Question.objects.all():
-        assert question.title and question.round and question.prompt and question.summary
+        assert question.title
+        assert question.round
+        assert question.prompt
+        assert question.summary
         assert question.depth_areas.count() >= 4
         assert question.follow_ups.count() >= 4
         assert question.numbers.count() >= 2
@@ -96,7 +99,8 @@ def test_list_page_filters_by_kind(client):
     response = client.get(reverse("questionbank:list"), {"kind": "infrastructure"})
     assert response.status_code == 200
     shown = [q.slug for q in response.context["questions"]]
-    assert shown and all(Question.objects.get(slug=s).kind == "infrastructure" for s in shown)
+    assert shown
+    assert all(Question.objects.get(slug=s).kind == "infrastructure" for s in shown)
     assert "Design an" in response.content.decode() or shown
 
 

@@ -672,7 +672,8 @@ def test_scenario(scenario: Scenario, plain_diff: bool) -> None:
     if anchor.status == "orphaned":
         assert (anchor.start, anchor.end, anchor.score) == (None, None, 0.0)
         return
-    assert anchor.start is not None and anchor.end is not None
+    assert anchor.start is not None
+    assert anchor.end is not None
     assert out.new[anchor.start : anchor.end] == scenario.landed, anchor
     assert (anchor.start, anchor.end) == out.intended
     if anchor.status in ("exact", "moved"):
@@ -766,7 +767,8 @@ def test_selector_from_position_context_and_heading_path() -> None:
     start = DOC.index(EVICTED)
     selector = selector_from_position(text=DOC, start=start, end=start + len(EVICTED))
     assert selector.exact == EVICTED
-    assert selector.prefix == DOC[start - 32 : start] and len(selector.prefix) == 32
+    assert selector.prefix == DOC[start - 32 : start]
+    assert len(selector.prefix) == 32
     assert selector.suffix == DOC[start + len(EVICTED) :][:32]
     assert selector.heading_path == (
         "Design: token-streaming inference gateway",

@@ -122,7 +122,8 @@ def test_json_export_order(submitted):
     assert data["orphans"][0]["quote"] == TENANT
     assert data["orphans"][0]["anchor"]["status"] == "orphaned"
     assert ids["gone"] not in [r["id"] for r in data["risks"]]
-    assert data["review"]["revision_number"] == 1 and data["review"]["latest_revision_number"] == 2
+    assert data["review"]["revision_number"] == 1
+    assert data["review"]["latest_revision_number"] == 2
 
 
 def test_markdown_export_order(submitted):
@@ -152,5 +153,6 @@ def test_markdown_export_order(submitted):
     assert "Tradeoff: One more hop" in text
     assert "| Rollout & rollback | Gap | rollback is a flag flip |" in text
     orphans = text[text.index("## Orphans") :]
-    assert TENANT in orphans and "Rotation?" in orphans
+    assert TENANT in orphans
+    assert "Rotation?" in orphans
     assert "Rotation?" not in risks

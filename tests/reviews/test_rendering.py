@@ -84,7 +84,8 @@ def test_every_offset_span_shows_its_source(text):
         if length is None:
             assert text[start : start + len(shown)] == shown
         else:  # an escape or entity: one shown character for `length` source characters
-            assert len(shown) == 1 and text[start : start + int(length)] in (
+            assert len(shown) == 1
+            assert text[start : start + int(length)] in (
                 f"\\{shown}",
                 "&amp;",
                 "&lt;",
@@ -99,8 +100,11 @@ def test_headings_get_unique_ids_and_html_is_sanitised():
         "h-title-with-code-an-entity",
         "h-title-with-code-an-entity-2",
     ]
-    assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
-    assert "&lt;script&gt;" in html and "&lt;img src=x" in html  # raw HTML is shown as text
+    assert "<script" not in html
+    assert "<img" not in html
+    assert 'href="javascript' not in html
+    assert "&lt;script&gt;" in html  # raw HTML is shown as text
+    assert "&lt;img src=x" in html
     assert 'style="text-align:right"' in html
     assert '<a href="https://example.com" title="t" rel="noopener noreferrer nofollow">' in html
 
@@ -120,7 +124,8 @@ def test_source_view_is_the_source_with_marks():
     start = DOC.index("## Security")
     html = source_render(text=DOC, highlights=[(start, start + 11, 3)])
     spans = parse(html)
-    assert spans.spans[0][0] == 0 and spans.spans[0][2] == DOC
+    assert spans.spans[0][0] == 0
+    assert spans.spans[0][2] == DOC
     assert "".join(spans.marked["3"]) == "## Security"
 
 

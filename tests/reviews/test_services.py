@@ -40,11 +40,14 @@ ROUTER = "The router terminates TLS, authenticates the tenant key"
 
 def test_revisions_are_numbered_stored_as_deltas_and_immutable(author, doc):
     design, r1 = doc
-    assert r1.number == 1 and revision_text(revision=r1) == DOC
+    assert r1.number == 1
+    assert revision_text(revision=r1) == DOC
     r2, created = doc_revision_create(
         actor=author, doc=design, body=DOC.replace("Zürich", "Frankfurt"), message="region"
     )
-    assert created and r2.number == 2 and r2.message == "region"
+    assert created
+    assert r2.number == 2
+    assert r2.message == "region"
     assert Blob.objects.get(pk=r2.body_sha).base_id == r1.body_sha  # a delta on r1
     assert "Frankfurt" in revision_text(revision=r2)
 
@@ -62,34 +65,36 @@ def test_revisions_are_numbered_stored_as_deltas_and_immutable(author, doc):
 
 
 def test_crlf_bodies_are_stored_with_lf(author, doc):
-    revision, _ = doc_revision_create(actor=author, doc=doc[0], body="# T\r\n\r\nLine one.\r\n")
+    revision, _ = doc_revision_create(actor=author, doc=doc.design, body="# T\r\n\r\nLine one.\r\n")
     assert revision_text(revision=revision) == "# T\n\nLine one.\n"
 
 
 def test_only_the_author_adds_revisions_or_edits_constraints(doc, reviewer):
     with pytest.raises(Forbidden):
-        doc_revision_create(actor=reviewer, doc=doc[0], body="# Mine now\n")
+        doc_revision_create(actor=reviewer, doc=doc.design, body="# Mine now\n")
     with pytest.raises(Forbidden):
-        doc_constraints_set(actor=reviewer, doc=doc[0], constraints=["nope"])
-    assert DocRevision.objects.filter(doc=doc[0]).count() == 1
+        doc_constraints_set(actor=reviewer, doc=doc.design, constraints=["nope"])
+    assert DocRevision.objects.filter(doc=doc.design).count() == 1
 
 
 def test_constraints_are_cleaned(author, doc):
     design = doc_constraints_set(
-        actor=author, doc=doc[0], constraints=["  Fixed   batch size ", "", "Fixed batch size"]
+        actor=author, doc=doc.design, constraints=["  Fixed   batch size ", "", "Fixed batch size"]
     )
     assert design.constraints == ["Fixed batch size"]
     with pytest.raises(ReviewsError):
-        doc_constraints_set(actor=author, doc=doc[0], constraints=["x" * 201])
+        doc_constraints_set(actor=author, doc=doc.design, constraints=["x" * 201])
 
 
 # --- reviews ------------------------------------------------------------------------------------
 
 
 def test_review_has_eight_checklist_rows_and_one_per_reviewer(doc, reviewer):
-    review, created = review_create(actor=reviewer, revision=doc[1])
-    again, created_again = review_create(actor=reviewer, revision=doc[1])
-    assert created and not created_again and again.pk == review.pk
+    review, created = review_create(actor=reviewer, revision=doc.revision)
+    again, created_again = review_create(actor=reviewer, revision=doc.revision)
+    assert created
+    assert not created_again
+    assert again.pk == review.pk
     assert [item.area for item in ChecklistItem.objects.filter(review=review)] == [
         "goals",
         "alternatives",
@@ -101,7 +106,7 @@ def test_review_has_eight_checklist_rows_and_one_per_reviewer(doc, reviewer):
         "migration",
     ]
     with pytest.raises(IntegrityError), transaction.atomic():
-        Review.objects.create(revision=doc[1], reviewer=reviewer)
+        Review.objects.create(revision=doc.revision, reviewer=reviewer)
 
 
 def test_checklist_and_summary_are_edited_until_submitted(review, reviewer, author):
@@ -119,16 +124,20 @@ def test_checklist_and_summary_are_edited_until_submitted(review, reviewer, auth
         "gap",
         "no rollback plan",
     )
-    assert items["security"].status == "covered" and items["goals"].status == ""
+    assert items["security"].status == "covered"
+    assert items["goals"].status == ""
     with pytest.raises(ReviewsError):
         review_update(actor=reviewer, review=review, checklist=[{"area": "vibes", "status": "gap"}])
     with pytest.raises(Forbidden):
         review_update(actor=author, review=review, summary="not mine")
 
     submitted, changed = review_submit(actor=reviewer, review=review)
-    assert changed and submitted.status == "submitted" and submitted.submitted_at is not None
+    assert changed
+    assert submitted.status == "submitted"
+    assert submitted.submitted_at is not None
     again, changed_again = review_submit(actor=reviewer, review=review)
-    assert not changed_again and again.submitted_at == submitted.submitted_at
+    assert not changed_again
+    assert again.submitted_at == submitted.submitted_at
     with pytest.raises(ReviewLocked, match="Submitted reviews cannot be edited"):
         review_update(actor=reviewer, review=review, summary="late edit")
     assert Review.objects.get(pk=review.pk).summary == "Rollback is missing."
@@ -172,8 +181,10 @@ def test_annotation_stores_selectors_derived_from_the_text(review):
         body="Which cache?",
     )
     assert (annotation.start, annotation.end, annotation.exact) == (start, end, ROUTER)
-    assert annotation.prefix == DOC[start - 48 : start] and len(annotation.prefix) >= 32
-    assert annotation.suffix == DOC[end : end + 48] and len(annotation.suffix) >= 32
+    assert annotation.prefix == DOC[start - 48 : start]
+    assert len(annotation.prefix) >= 32
+    assert annotation.suffix == DOC[end : end + 48]
+    assert len(annotation.suffix) >= 32
     assert annotation.heading_path == [
         "Design: token-streaming inference gateway",
         "Architecture",
@@ -211,14 +222,18 @@ def test_quote_with_context_or_position_disambiguates(review):
         severity="nit",
         body="413 or 400?",
     )
-    assert by_position.exact == DUP and by_position.start == first
+    assert by_position.exact == DUP
+    assert by_position.start == first
 
 
 def test_whole_document_annotation(review):
     annotation = annotate(review, None, kind="missing", area="migration", body="No migration plan.")
-    assert annotation.whole_document and annotation.start is None and annotation.exact == ""
+    assert annotation.whole_document
+    assert annotation.start is None
+    assert annotation.exact == ""
     anchor = AnnotationAnchor.objects.get(annotation=annotation)
-    assert anchor.status == "exact" and anchor.start is None
+    assert anchor.status == "exact"
+    assert anchor.start is None
 
 
 def test_alternative_needs_tradeoff_and_constraint_needs_a_pinned_one(review):
@@ -226,7 +241,8 @@ def test_alternative_needs_tradeoff_and_constraint_needs_a_pinned_one(review):
         annotate(review, ROUTER, kind="alternative", body="Use Envoy.")
     assert error.value.field == "tradeoff"
     alt = annotate(review, ROUTER, kind="alternative", body="Use Envoy.", tradeoff="Less control.")
-    assert alt.tradeoff == "Less control." and alt.rank is None
+    assert alt.tradeoff == "Less control."
+    assert alt.rank is None
 
     with pytest.raises(ReviewsError, match="pinned") as error:
         annotate(review, ROUTER, kind="constraint", body="Autoscaling?")
@@ -284,7 +300,8 @@ def test_status_changes_by_doc_author_or_annotation_author_only(review, author):
         annotation_update(actor=outsider, annotation=annotation, changes={"status": "dropped"})
 
     changed = annotation_update(actor=author, annotation=annotation, changes={"status": "resolved"})
-    assert changed.status == "resolved" and changed.status_changed_by == author
+    assert changed.status == "resolved"
+    assert changed.status_changed_by == author
     changed = annotation_update(
         actor=review.reviewer, annotation=annotation, changes={"status": "open"}
     )

@@ -8,7 +8,7 @@ from reviews.models import ChecklistItem, DesignDoc, DocRevision, Review
 from reviews.seed import SYSTEM_USERNAME, practice_docs_load
 from reviews.services import doc_revision_create, review_submit
 from tests.factories import make_user
-from tests.reviews.factories import DOC, annotate
+from tests.reviews.factories import DOC, annotate, make_review
 
 pytestmark = pytest.mark.django_db
 
@@ -30,17 +30,20 @@ def test_pages_need_a_login(review):
         f"/reviews/r/{review.pk}/",
     ):
         response = client.get(url)
-        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
 
 
 def test_home_and_nav_link_to_the_review_desk(reviewer):
     html = client_for(reviewer).get("/").content.decode()
-    assert 'href="/reviews/"' in html and "Open the review desk" in html
+    assert 'href="/reviews/"' in html
+    assert "Open the review desk" in html
 
 
 def test_list_page_shows_docs_and_my_reviews(doc, review, reviewer):
     html = client_for(reviewer).get("/reviews/").content.decode()
-    assert "Inference gateway" in html and f'href="/reviews/r/{review.pk}/"' in html
+    assert "Inference gateway" in html
+    assert f'href="/reviews/r/{review.pk}/"' in html
     assert "(latest r1)" in html
 
 
@@ -48,7 +51,8 @@ def test_new_doc_page(author):
     client = client_for(author)
     assert client.get("/reviews/new/").status_code == 200
     bad = client.post("/reviews/new/", {"title": "", "body": "# x"})
-    assert bad.status_code == 400 and "title" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "title" in bad.content.decode()
     response = client.post(
         "/reviews/new/",
         {
@@ -59,7 +63,8 @@ def test_new_doc_page(author):
         },
     )
     doc = DesignDoc.objects.get(title="Cache")
-    assert response.status_code == 302 and response["Location"] == f"/reviews/d/{doc.pk}/"
+    assert response.status_code == 302
+    assert response["Location"] == f"/reviews/d/{doc.pk}/"
     assert doc.constraints == ["No new databases.", "Keep the API."]
     assert doc.question.slug == "review-design-doc"
 
@@ -68,30 +73,36 @@ def test_doc_page_revisions_start_review_and_revise(doc, author, reviewer):
     design, r1 = doc
     page = client_for(reviewer).get(f"/reviews/d/{design.pk}/")
     html = page.content.decode()
-    assert page.status_code == 200 and 'id="h-security"' in html and "Start review of r1" in html
+    assert page.status_code == 200
+    assert 'id="h-security"' in html
+    assert "Start review of r1" in html
     assert "New revision" not in html  # only the author revises
 
     started = client_for(reviewer).post(f"/reviews/d/{design.pk}/review/", {"revision": r1.pk})
     review = Review.objects.get(reviewer=reviewer)
     assert started["Location"] == f"/reviews/r/{review.pk}/"
     again = client_for(reviewer).post(f"/reviews/d/{design.pk}/review/", {"revision": r1.pk})
-    assert again["Location"] == started["Location"] and Review.objects.count() == 1
+    assert again["Location"] == started["Location"]
+    assert Review.objects.count() == 1
 
     forbidden = client_for(reviewer).post(f"/reviews/d/{design.pk}/revise/", {"body": "# x"})
     assert forbidden.status_code == 403
     owner = client_for(author)
     assert "New revision" in owner.get(f"/reviews/d/{design.pk}/").content.decode()
     empty = owner.post(f"/reviews/d/{design.pk}/revise/", {"body": "  "})
-    assert empty.status_code == 400 and "empty" in empty.content.decode()
+    assert empty.status_code == 400
+    assert "empty" in empty.content.decode()
     saved = owner.post(
         f"/reviews/d/{design.pk}/revise/", {"body": DOC + "\nMore.\n", "message": "more"}
     )
     r2 = DocRevision.objects.get(doc=design, number=2)
     assert saved["Location"] == f"/reviews/d/{design.pk}/?rev={r2.pk}"
     page = owner.get(saved["Location"]).content.decode()
-    assert 'aria-current="page" title="more' in page and "r2" in page
+    assert 'aria-current="page" title="more' in page
+    assert "r2" in page
     old = owner.get(f"/reviews/d/{design.pk}/?rev={r1.pk}")
-    assert old.status_code == 200 and ">More.</span>" not in old.content.decode()
+    assert old.status_code == 200
+    assert ">More.</span>" not in old.content.decode()
     assert owner.get(f"/reviews/d/{design.pk}/?rev=999999").status_code == 404
 
     owner.post(f"/reviews/d/{design.pk}/constraints/", {"constraints": "Fixed batch size"})
@@ -103,8 +114,10 @@ def test_review_page_draft_is_private(review, reviewer):
     mine = client_for(reviewer).get(f"/reviews/r/{review.pk}/")
     html = mine.content.decode()
     assert mine.status_code == 200
-    assert 'id="annotate-form"' in html and "Submit review" in html
-    assert 'class="hl" data-ann="' in html and "Rotation policy?" in html
+    assert 'id="annotate-form"' in html
+    assert "Submit review" in html
+    assert 'class="hl" data-ann="' in html
+    assert "Rotation policy?" in html
 
     other = client_for(make_user("other"))
     hidden = other.get(f"/reviews/r/{review.pk}/")
@@ -118,9 +131,11 @@ def test_checklist_form_htmx_and_plain(review, reviewer):
     data = {"status-goals": "covered", "note-goals": "clear", "status-security": "gap"}
     partial = client.post(f"/reviews/r/{review.pk}/checklist/", data, HTTP_HX_REQUEST="true")
     html = partial.content.decode()
-    assert partial.status_code == 200 and 'id="checklist-panel"' in html
+    assert partial.status_code == 200
+    assert 'id="checklist-panel"' in html
     assert '<strong data-coverage="covered">1</strong>' in html
-    assert '<strong data-coverage="gap">1</strong>' in html and "Saved" in html
+    assert '<strong data-coverage="gap">1</strong>' in html
+    assert "Saved" in html
     assert ChecklistItem.objects.get(review=review, area="goals").note == "clear"
 
     plain = client.post(f"/reviews/r/{review.pk}/checklist/", {"status-goals": "na"})
@@ -138,14 +153,18 @@ def test_submit_then_read_only_for_everyone(review, reviewer, author):
     response = client.post(f"/reviews/r/{review.pk}/submit/", {"summary": "Ship it after fixes."})
     assert response.status_code == 302
     review.refresh_from_db()
-    assert review.status == "submitted" and review.summary == "Ship it after fixes."
+    assert review.status == "submitted"
+    assert review.summary == "Ship it after fixes."
 
     html = client_for(author).get(f"/reviews/r/{review.pk}/").content.decode()
-    assert "Export Markdown" in html and f"/api/v1/reviews/{review.pk}/export/?format=json" in html
-    assert 'id="annotate-form"' not in html and "Save checklist" not in html
+    assert "Export Markdown" in html
+    assert f"/api/v1/reviews/{review.pk}/export/?format=json" in html
+    assert 'id="annotate-form"' not in html
+    assert "Save checklist" not in html
     assert "status-select" in html  # the doc's author may resolve it
     third = client_for(make_user("third")).get(f"/reviews/r/{review.pk}/").content.decode()
-    assert "Ship it after fixes." in third and "status-select" not in third
+    assert "Ship it after fixes." in third
+    assert "status-select" not in third
 
 
 def test_revision_switcher_shows_where_annotations_landed(
@@ -162,8 +181,10 @@ def test_revision_switcher_shows_where_annotations_landed(
     assert "Orphans in r2" in html
     assert f'data-ann-id="{moved.pk}" data-anchor-status="moved"' in html
     assert f'data-ann-id="{orphan.pk}" data-anchor-status="orphaned"' in html
-    assert "r1 exact</span> → <span" in html and "r2 moved" in html
-    assert f'data-ann="{moved.pk}"' in html and f'data-ann="{orphan.pk}"' not in html
+    assert "r1 exact</span> → <span" in html
+    assert "r2 moved" in html
+    assert f'data-ann="{moved.pk}"' in html
+    assert f'data-ann="{orphan.pk}"' not in html
     # the orphan's own author may re-attach it
     assert f'data-reattach="/api/v1/annotations/{orphan.pk}/reattach/"' in html
 
@@ -176,7 +197,8 @@ def test_question_page_links_the_practice_docs(reviewer):
     assert all(len(d.constraints) == 1 for d in docs)
     html = client_for(reviewer).get("/questions/review-design-doc/").content.decode()
     for design in docs:
-        assert f'href="/reviews/d/{design.pk}/"' in html and design.title in html
+        assert f'href="/reviews/d/{design.pk}/"' in html
+        assert design.title in html
     tied = client_for(reviewer).get("/questions/prompt-playground/").content.decode()
     assert "Prompt playground with versions and share links" in tied
     assert "Batched inference server" not in tied
@@ -205,7 +227,8 @@ def test_admin_lists_everything_and_revisions_are_read_only(review):
         assert client.get(f"/admin/reviews/{model}/").status_code == 200
     revision_url = f"/admin/reviews/docrevision/{review.revision_id}/change/"
     page = client.get(revision_url)
-    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+    assert page.status_code == 200
+    assert 'name="_save"' not in page.content.decode()
     assert client.get("/admin/reviews/docrevision/add/").status_code == 403
     assert (
         client.post(f"/admin/reviews/docrevision/{review.revision_id}/delete/").status_code == 403
@@ -213,3 +236,28 @@ def test_admin_lists_everything_and_revisions_are_read_only(review):
     assert (
         client.get(f"/admin/reviews/designdoc/{review.revision.doc_id}/change/").status_code == 200
     )
+
+
+def test_new_doc_form_rejects_an_unknown_question_like_the_api(reviewer):
+    client = client_for(reviewer)
+    response = client.post(
+        "/reviews/new/", {"title": "Cache", "question": "no-such-question", "body": "# Cache\n"}
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "unknown question &#x27;no-such-question&#x27;" in html
+    assert 'value="Cache"' in html  # the form keeps what was typed
+    assert not DesignDoc.objects.filter(title="Cache").exists()
+
+
+def test_not_yours_and_forbidden_are_answered_once_for_pages(doc, reviewer, author):
+    """Selectors raise NotFound and services Forbidden; the middleware answers 404 / 403."""
+    other = client_for(reviewer)
+    missing = other.get("/reviews/d/999999/")
+    hidden_draft = other.get(f"/reviews/r/{make_review(author, doc.revision).pk}/")
+    assert missing.status_code == 404
+    assert hidden_draft.status_code == 404
+    assert hidden_draft.content == missing.content
+    not_author = other.post(f"/reviews/d/{doc.design.pk}/revise/", {"body": "# Mine now\n"})
+    assert not_author.status_code == 403
+    assert DocRevision.objects.filter(doc=doc.design).count() == 1

@@ -1,5 +1,7 @@
 """Hypothesis strategies for texts and edit sequences that stress the delta format."""
 
+from typing import Literal
+
 from hypothesis import strategies as st
 
 # Characters that have broken delta encoders before: separators of the delta format itself,
@@ -10,9 +12,11 @@ AWKWARD = [
     "\x00", "😀", "👍🏽", "👩‍💻", "𝔸", "\U0010fffd", "a", "b", "line\n",
 ]  # fmt: skip
 
+SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
+
 characters = st.one_of(
     st.sampled_from(AWKWARD),
-    st.characters(blacklist_categories=("Cs",)),  # lone surrogates cannot be UTF-8
+    st.characters(blacklist_categories=SURROGATES),  # lone surrogates cannot be UTF-8
 )
 texts = st.lists(characters, max_size=60).map("".join)
 lines = st.lists(st.sampled_from(["alpha ", "beta\t", "γάμμα ", "😀 ", "\r\n", "\n"]), max_size=8)

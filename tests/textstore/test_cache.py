@@ -27,7 +27,8 @@ def test_an_oversized_text_is_not_cached(settings):
     cache = TextCache()
     cache.put("small", "s" * 100)
     cache.put("huge", "h" * 6_000)
-    assert "huge" not in cache and "small" in cache
+    assert "huge" not in cache
+    assert "small" in cache
 
 
 def test_replacing_an_entry_keeps_the_byte_count_exact(settings):
@@ -37,7 +38,8 @@ def test_replacing_an_entry_keeps_the_byte_count_exact(settings):
     cache.put("k", "v" * 10)
     assert cache.nbytes == sys.getsizeof("v" * 10)
     cache.clear()
-    assert cache.nbytes == 0 and len(cache) == 0
+    assert cache.nbytes == 0
+    assert len(cache) == 0
 
 
 @pytest.mark.django_db

@@ -32,6 +32,7 @@ def stored_chain(versions: int = 6) -> tuple[list[str], list[Blob]]:
 
 def rewrite_delta(blob: Blob, change: Callable[[str], str]) -> None:
     row = Blob.objects.get(pk=blob.pk)
+    assert row.payload is not None
     delta = payload_decompress(row.codec, bytes(row.payload)).decode()
     codec, payload = payload_compress(change(delta).encode())
     Blob.objects.filter(pk=blob.pk).update(codec=codec, payload=payload)
@@ -67,6 +68,7 @@ def test_swapped_insert_is_caught_by_the_hash_alone():
 
 def _delta(blob: Blob) -> str:
     row = Blob.objects.get(pk=blob.pk)
+    assert row.payload is not None
     return payload_decompress(row.codec, bytes(row.payload)).decode()
 
 

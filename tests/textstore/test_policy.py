@@ -35,7 +35,8 @@ def assert_within_bounds(blob: Blob, cap: int) -> None:
     full = chain[-1]
     # What the row records is what a read really does ...
     assert len(chain) - 1 == blob.depth
-    assert full.kind == Blob.Kind.FULL and full.stored_size == blob.snapshot_bytes
+    assert full.kind == Blob.Kind.FULL
+    assert full.stored_size == blob.snapshot_bytes
     assert rebuild_bytes == blob.snapshot_bytes + blob.delta_bytes
     # ... and it stays inside the policy: one snapshot plus at most one snapshot's worth of
     # compressed deltas, and at most `cap` deltas, of which at most run_cap(cap) plain ones
@@ -111,4 +112,5 @@ def test_policy_predicates():
     shallow = ChainState(depth=4, run=0, delta_bytes=10, snapshot_bytes=1_000)
     assert snapshot_delta_fits(anchor=shallow, delta_size=1, cap=10)
     assert not snapshot_delta_fits(anchor=long_run, delta_size=1, cap=10)
-    assert run_cap(1) == 1 and run_cap(100) == 50
+    assert run_cap(1) == 1
+    assert run_cap(100) == 50

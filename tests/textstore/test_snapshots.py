@@ -89,6 +89,7 @@ def test_deltas_on_a_large_snapshot_round_trip(store):
 
 
 def _corrupt_chunk(blob: Blob, number: int) -> None:
+    assert blob.chunk_index is not None
     entry = chunk_index_parse(bytes(blob.chunk_index))[number]
     data = bytearray(objects.object_get(key=blob.object_key))
     data[(entry.start + entry.end) // 2] ^= 0x55
@@ -133,7 +134,8 @@ def test_truncated_object_is_an_integrity_error(store):
 def test_multi_megabyte_text_with_default_sizes_on_s3(s3_storage, settings, no_full_downloads):
     text = big_text(seed=7, chars=2_500_000)
     blob = blob_put(text=text)
-    assert blob.object_key and blob.chunk_chars == 262_144
+    assert blob.object_key
+    assert blob.chunk_chars == 262_144
     middle = len(text) // 2
     assert (
         blob_read_range(sha=blob.sha256, offset=middle, length=3_000)

@@ -85,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";", 1)[0].strip(), 16)
                 if size == 0:
@@ -140,6 +140,7 @@ class FakeProviders:
     @property
     def origin(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server: (host, port)
         return f"http://{host}:{port}"
 
     def base_urls(self) -> dict[str, str]:

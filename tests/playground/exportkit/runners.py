@@ -10,15 +10,13 @@ the export suite's time.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+
+from tests import npmcache
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 NODE_CACHE = REPO_ROOT / "var" / "export-sdks"
@@ -144,7 +142,8 @@ class PythonForkServer:
         self, path: Path, *, env: dict[str, str], cwd: Path, timeout: int = 60
     ) -> subprocess.CompletedProcess[str]:
         """Like `run([python, path], ...)`: the finished run; a non-zero exit fails."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
         out, err = cwd / ".python-stdout", cwd / ".python-stderr"
         job = {
             "path": str(path),
@@ -182,62 +181,21 @@ def python_executable() -> str:
     return sys.executable
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # xdist workers install one at a time
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def installed_versions(cache: Path = NODE_CACHE) -> dict[str, str | None]:
     """The version of each pinned package present in the cache, or None."""
-    found: dict[str, str | None] = {}
-    for name in NPM_PACKAGES:
-        manifest = cache / "node_modules" / name / "package.json"
-        try:
-            found[name] = json.loads(manifest.read_text())["version"]
-        except (OSError, ValueError, KeyError):
-            found[name] = None
-    return found
+    return npmcache.installed_versions(cache, NPM_PACKAGES)
 
 
 def ensure_node_sdks(cache: Path = NODE_CACHE) -> Path:
     """The cache's node_modules with the pinned SDKs, installing them with npm if needed."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SdkInstallError("npm not found on PATH")
-    with _locked(cache / ".install.lock"):
-        if installed_versions(cache) == NPM_PACKAGES:
-            return cache / "node_modules"
-        cache.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "name": "redline-export-test-sdks",
-            "private": True,
-            "description": "npm SDKs the export tests run TypeScript exports against (a cache).",
-            "dependencies": NPM_PACKAGES,
-        }
-        (cache / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        try:
-            proc = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund"],
-                cwd=cache,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise SdkInstallError(f"npm install timed out after {exc.timeout}s") from exc
-        if proc.returncode != 0 or installed_versions(cache) != NPM_PACKAGES:
-            raise SdkInstallError(
-                f"npm install in {cache.relative_to(REPO_ROOT)} failed "
-                f"(exit {proc.returncode}): {proc.stderr.strip()[-800:]}"
-            )
-        return cache / "node_modules"
+    try:
+        return npmcache.ensure_npm_packages(
+            cache,
+            NPM_PACKAGES,
+            description="npm SDKs the export tests run TypeScript exports against (a cache).",
+        )
+    except npmcache.NpmInstallError as exc:
+        raise SdkInstallError(str(exc)) from exc
 
 
 def link_node_modules(workdir: Path, node_modules: Path) -> None:

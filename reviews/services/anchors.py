@@ -1,41 +1,32 @@
-"""Re-anchoring service: where every annotation landed in each revision (DESIGN.md §6).
+"""Re-anchoring writes: where every annotation landed in each revision (DESIGN.md §6).
 
-The algorithm is `reviews.anchoring` (pure text); this module decides what to map from where and
-stores the result. Each annotation is mapped from its latest anchored revision — the most recent
-earlier revision where it was not orphaned — so an annotation follows its passage through a chain
-of edits, and an orphan can come back when its passage does.
+The algorithm is `reviews.anchoring` (pure text, including the similarity it scores with); this
+module decides what to map from where and stores the result as AnnotationAnchor rows. Each
+annotation is mapped from its latest anchored revision — the most recent earlier revision where
+it was not orphaned — so an annotation follows its passage through a chain of edits, and an
+orphan can come back when its passage does.
 """
 
 import logging
 from collections import defaultdict
 
-from diff_match_patch import diff_match_patch
 from django.db import transaction
 
-from .anchoring import Anchor, anchor_diff_compute, anchor_locate, selector_from_position
-from .models import Annotation, AnnotationAnchor, DocRevision
-from .selectors import revision_text
+from ..anchoring import (
+    Anchor,
+    anchor_diff_compute,
+    anchor_locate,
+    quote_similarity,
+    selector_from_position,
+)
+from ..models import Annotation, AnnotationAnchor, DocRevision
+from ..selectors import revision_text
 
 logger = logging.getLogger(__name__)
 
 # Prefix/suffix characters kept with every quote: at least the 32 a W3C selector needs here,
 # and more than the 40 that re-anchoring compares.
 ANCHOR_CONTEXT = 48
-_DMP = diff_match_patch()
-_DMP.Diff_Timeout = 0.2
-
-
-def quote_similarity(a: str, b: str) -> float:
-    """Share of characters two passages keep in common after a semantic diff (Dice), the
-    measure re-anchoring scores fuzzy anchors with."""
-    if a == b:
-        return 1.0
-    if not a or not b:
-        return 0.0
-    diffs = _DMP.diff_main(a, b, False)
-    _DMP.diff_cleanupSemantic(diffs)
-    same = sum(len(data) for op, data in diffs if op == 0)
-    return 2.0 * same / (len(a) + len(b))
 
 
 def _as_row(
@@ -136,8 +127,9 @@ def _fill(target: DocRevision) -> int:
     return len(rows)
 
 
-def revision_anchors_compute(*, revision: DocRevision) -> int:
-    """Anchor every annotation of earlier revisions onto `revision`; returns anchors stored.
+def revision_anchors_write(*, revision: DocRevision) -> int:
+    """Anchor every annotation of earlier revisions onto `revision` and store the anchors;
+    returns how many were stored.
 
     Earlier revisions still missing anchors are filled first, in order, so every chain is
     complete. Idempotent: annotations already anchored on a revision are left alone. One

@@ -8,8 +8,8 @@ which annotations are mapped from which revision, what is stored, idempotency, r
 import pytest
 
 from reviews.models import AnnotationAnchor
-from reviews.reanchor import revision_anchors_compute
 from reviews.services import annotation_reattach, doc_revision_create
+from reviews.services.anchors import revision_anchors_write
 from reviews.tasks import revision_reanchor
 from tests.factories import api_client_for, make_user
 from tests.reviews.factories import DOC, annotate, make_doc, make_review, span_of
@@ -62,18 +62,21 @@ def test_new_revision_via_service_runs_the_task_on_commit(
     )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         r2, created = doc_revision_create(actor=author, doc=doc, body=new_text, message="moves")
-    assert created and callbacks  # the task is enqueued on commit (textstore adds its own)
+    assert created
+    assert callbacks  # the task is enqueued on commit (textstore adds its own)
 
     landed = anchor_in(moved, r2)
     assert landed.status == "moved"
-    assert new_text[landed.start : landed.end] == KV and landed.start < new_text.index(
-        "### Prefill"
-    )
-    assert anchor_in(deleted, r2).status == "orphaned" and anchor_in(deleted, r2).start is None
+    assert new_text[landed.start : landed.end] == KV
+    assert landed.start < new_text.index("### Prefill")
+    assert anchor_in(deleted, r2).status == "orphaned"
+    assert anchor_in(deleted, r2).start is None
     fuzzy = anchor_in(reworded, r2)
-    assert fuzzy.status == "fuzzy" and 0.6 < fuzzy.score < 1.0
+    assert fuzzy.status == "fuzzy"
+    assert 0.6 < fuzzy.score < 1.0
     assert "Tenant keys are hashed" in new_text[fuzzy.start : fuzzy.end]
-    assert anchor_in(whole, r2).status == "exact" and anchor_in(whole, r2).start is None
+    assert anchor_in(whole, r2).status == "exact"
+    assert anchor_in(whole, r2).start is None
 
     # Running the task again stores nothing new.
     assert revision_reanchor.delay(r2.pk).get() == {"revision": r2.pk, "stored": 0}
@@ -136,7 +139,8 @@ def test_annotations_chain_from_their_latest_anchored_revision(
     # r3 is mapped from r1 (the last revision where it was anchored), not from the orphan.
     assert anchor_in(annotation, r3).status == "exact"
     landed = anchor_in(annotation, r4)
-    assert landed.status == "moved" and r4_text[landed.start : landed.end] == TENANT
+    assert landed.status == "moved"
+    assert r4_text[landed.start : landed.end] == TENANT
 
 
 def test_fuzzy_chains_stay_fuzzy_against_the_original_quote(
@@ -153,7 +157,8 @@ def test_fuzzy_chains_stay_fuzzy_against_the_original_quote(
     in_r2, in_r3 = anchor_in(annotation, r2), anchor_in(annotation, r3)
     assert in_r2.status == "fuzzy"
     # Unchanged since r2, so it moved verbatim from r2 — but it is not the original quote.
-    assert in_r3.status == "fuzzy" and in_r3.score == in_r2.score
+    assert in_r3.status == "fuzzy"
+    assert in_r3.score == in_r2.score
     assert in_r3.start == in_r2.start + len("# Preface\n\n")
 
 
@@ -189,10 +194,13 @@ def test_an_orphan_reattached_by_hand_and_later_revisions_follow(
         anchor = annotation_reattach(
             actor=review.reviewer, annotation=annotation, revision=r2, start=start, end=end
         )
-    assert anchor.manual and anchor.status == "moved" and (anchor.start, anchor.end) == (start, end)
+    assert anchor.manual
+    assert anchor.status == "moved"
+    assert (anchor.start, anchor.end) == (start, end)
     # r3 is recomputed from the re-attached passage, which is now what it is compared with.
     follow = anchor_in(annotation, r3)
-    assert follow.status == "moved" and not follow.manual
+    assert follow.status == "moved"
+    assert not follow.manual
     assert follow.start == start + len("# Preface\n\n")
 
 
@@ -203,6 +211,6 @@ def test_anchoring_a_revision_fills_earlier_gaps_first(setup, author):
     r2, _ = doc_revision_create(actor=author, doc=doc, body="# A\n\n" + DOC)
     r3, _ = doc_revision_create(actor=author, doc=doc, body="# A\n\n# B\n\n" + DOC)
     assert not AnnotationAnchor.objects.filter(revision__in=[r2, r3]).exists()
-    assert revision_anchors_compute(revision=r3) == 2
+    assert revision_anchors_write(revision=r3) == 2
     assert anchor_in(annotation, r2).status == "moved"
     assert anchor_in(annotation, r3).status == "moved"
