@@ -16,7 +16,6 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser as BaseJSONParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,28 +23,8 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
-from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
 
 NOT_FOUND_DETAIL = "Not found."
-
-
-class JSONParser(BaseJSONParser):
-    """DRF's JSON parser with the project's depth limit (common.jsonlimits)."""
-
-    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
-        try:
-            text = stream.read().decode(encoding) if stream is not None else ""
-        except UnicodeDecodeError:
-            raise exceptions.ParseError("JSON parse error - the body is not valid UTF-8.") from None
-        if not text:
-            raise exceptions.ParseError("JSON parse error - the body is empty.")
-        try:
-            return json_loads_limited(text, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
-        except JsonRefused as error:
-            raise exceptions.ParseError(f"JSON parse error - {error}") from None
-        except ValueError as error:
-            raise exceptions.ParseError(f"JSON parse error - {error}") from None
 
 
 def _first_message(data: Any, path: str = "") -> str:

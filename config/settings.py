@@ -163,7 +163,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "common.schema.AutoSchema",
     "DEFAULT_PARSER_CLASSES": [
-        "common.api.JSONParser",
+        "common.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
