@@ -39,6 +39,7 @@ lint: install
 bench: migrate
 	$(PY) bench/storage.py
 	$(PY) bench/reanchor.py
+	$(PY) bench/estimators.py
 
 clean:
 	rm -rf $(VENV) var

@@ -11,7 +11,6 @@ count (which must not grow with N).
 """
 
 import argparse
-import os
 import random
 import re
 import statistics
@@ -22,22 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def setup_django(workdir: Path) -> None:
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    os.environ["REDLINE_DATA_DIR"] = str(workdir / "data")
-    os.environ["OBJECT_STORE_DIR"] = str(workdir / "objects")
-    os.environ["S3_BUCKET"] = ""
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, skip_checks=True)
+from bench._django import setup_django  # noqa: E402
 
 
 def document() -> str:

@@ -180,7 +180,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"ShareAccessEnum": "playground.models.ShareLink.Access"},
+    "ENUM_NAME_OVERRIDES": {
+        "ShareAccessEnum": "playground.models.ShareLink.Access",
+        "SourceEnum": "questionbank.models.Source",
+    },
 }
 
 # Celery: a broker URL means real workers; without one, tasks run eagerly in-process.
@@ -222,6 +225,7 @@ TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
 TEXTSTORE_INLINE_MAX = env_int("TEXTSTORE_INLINE_MAX", 256 * 1024)
 TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", 64 * 1024 * 1024)
+TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", 64 * 1024 * 1024)
 # Large snapshots in object storage are cut into independently compressed chunks of this many
 # characters, so a range read fetches only the chunks it needs.
 TEXTSTORE_CHUNK_CHARS = env_int("TEXTSTORE_CHUNK_CHARS", 256 * 1024)

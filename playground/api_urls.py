@@ -33,6 +33,11 @@ urlpatterns = [
         name="api-label-move",
     ),
     path(
+        "prompts/<int:prompt_id>/labels/<slug:name>/version/",
+        prompts.LabelVersionApi.as_view(),
+        name="api-label-version",
+    ),
+    path(
         "versions/<int:version_id>/", prompts.VersionDetailApi.as_view(), name="api-version-detail"
     ),
     path(

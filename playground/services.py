@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
 LABEL_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,40}\Z")
+# Seconds between two access-log rows for one grant polling the fetch API.
+ACCESS_LOG_FETCH_RESOLUTION = 60
 
 
 @dataclass(frozen=True)
@@ -367,6 +370,22 @@ def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None
             user=user,
             path=path,
             grant=access.grant,
+        )
+
+
+def access_log_grant_fetch(*, prompt_id: int, grant_id: int, user: User, path: str) -> None:
+    """Record a grantee's API fetch, at most once a minute per grant and surface.
+
+    Applications poll the fetch API on every call; one row per request would turn the hot read
+    path into a write path. The cache only thins the log: access itself was checked already.
+    """
+    if cache.add(f"access-log:{grant_id}:{path}", 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
+        AccessLogEntry.objects.create(
+            prompt_id=prompt_id,
+            via=AccessLogEntry.Via.GRANT,
+            grant_id=grant_id,
+            user=user,
+            path=path,
         )
 
 

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -7,26 +7,28 @@ from rest_framework.views import APIView
 
 from common.exceptions import DomainError
 
+from .estimators.registry import ESTIMATORS, estimator_for
 from .models import DepthArea, FollowUp, Question, WorkedNumber
 from .selectors import question_get, question_list
+from .throttle import estimate_throttle
 
 
 class DepthAreaSerializer(serializers.ModelSerializer):
     class Meta:
         model = DepthArea
-        fields: tuple[str, ...] = ("title", "detail")
+        fields: tuple[str, ...] = ("title", "detail", "source", "practice_note")
 
 
 class FollowUpSerializer(serializers.ModelSerializer):
     class Meta:
         model = FollowUp
-        fields: tuple[str, ...] = ("probe", "look_for")
+        fields: tuple[str, ...] = ("probe", "look_for", "source", "look_for_source")
 
 
 class WorkedNumberSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkedNumber
-        fields: tuple[str, ...] = ("label", "inputs", "calculation", "result", "takeaway")
+        fields: tuple[str, ...] = ("label", "inputs", "calculation", "result", "takeaway", "source")
 
 
 class QuestionListApi(ListAPIView):
@@ -78,3 +80,140 @@ class QuestionDetailApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, slug: str) -> Response:
         return Response(self.OutputSerializer(question_get(slug=slug)).data)
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    field = serializers.CharField(required=False)
+
+
+class EstimateBatchSimulationSerializer(serializers.Serializer):
+    gpus = serializers.IntegerField()
+    gpus_needed = serializers.IntegerField()
+    timeout_ms = serializers.FloatField()
+    requests = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    batches = serializers.IntegerField()
+    mean_fill = serializers.FloatField()
+    mean_ms = serializers.FloatField()
+    p50_ms = serializers.FloatField()
+    p99_ms = serializers.FloatField()
+    max_ms = serializers.FloatField()
+    utilisation = serializers.FloatField()
+
+
+class EstimateSwarmSimulationSerializer(serializers.Serializer):
+    completion_s = serializers.FloatField()
+    rounds = serializers.IntegerField()
+    chunks = serializers.IntegerField()
+    chunk_mb = serializers.FloatField()
+    hosts_failed = serializers.IntegerField()
+    hosts_completed = serializers.IntegerField()
+    source_chunks_sent = serializers.IntegerField()
+    seed = serializers.IntegerField()
+
+
+class EstimateStorageTierSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    days = serializers.FloatField()
+    bytes = serializers.FloatField()
+    human = serializers.CharField()
+
+
+class QuestionEstimateApi(APIView):
+    """Back-of-envelope estimators (and simulations) for the questions that turn on numbers."""
+
+    class BatchOutputSerializer(serializers.Serializer):
+        question = serializers.CharField()
+        inputs = serializers.DictField(child=serializers.FloatField())
+        per_gpu_rps = serializers.FloatField()
+        gpus = serializers.IntegerField()
+        utilisation = serializers.FloatField()
+        simulated = EstimateBatchSimulationSerializer(allow_null=True)
+        notes = serializers.ListField(child=serializers.CharField())
+
+    class CheckpointOutputSerializer(serializers.Serializer):
+        question = serializers.CharField()
+        inputs = serializers.DictField(child=serializers.FloatField())
+        bandwidth_gb_per_s = serializers.FloatField()
+        lower_bound_s = serializers.FloatField()
+        naive_s = serializers.FloatField()
+        tree_levels = serializers.IntegerField()
+        tree_s = serializers.FloatField()
+        chunk_mb = serializers.FloatField()
+        chunks = serializers.IntegerField()
+        chunk_s = serializers.FloatField()
+        pipeline_s = serializers.FloatField()
+        swarm_s = serializers.FloatField()
+        simulated = EstimateSwarmSimulationSerializer(allow_null=True)
+        simulation_note = serializers.CharField(required=False)
+        notes = serializers.ListField(child=serializers.CharField())
+
+    class StorageOutputSerializer(serializers.Serializer):
+        question = serializers.CharField()
+        inputs = serializers.DictField(child=serializers.FloatField())
+        raw_bytes_per_day = serializers.FloatField()
+        raw_bytes_per_day_human = serializers.CharField()
+        bytes_per_day = serializers.FloatField()
+        bytes_per_day_human = serializers.CharField()
+        total_bytes = serializers.FloatField()
+        total_bytes_human = serializers.CharField()
+        tiers = EstimateStorageTierSerializer(many=True)
+        notes = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(
+        summary="Estimate the numbers a question turns on",
+        description=(
+            "Only `llm-inference-api` (batch dispatch), `checkpoint-distribution` and "
+            "`data-platform` (storage) have estimators; any other slug answers 404. Each "
+            "takes its own query parameters; a missing, non-numeric, non-finite, non-positive "
+            "or out-of-range one answers 400 with `detail` and `field`. Simulations are "
+            "seeded (`seed`) and deterministic."
+        ),
+        parameters=[
+            OpenApiParameter(
+                param.name,
+                float if not param.integer else int,
+                required=False,
+                description=f"{slug}: {param.label} ({param.unit}), {param.describe_range()}"
+                + ("" if param.required else "; optional"),
+            )
+            for slug, param in {
+                param.name: (estimator.slug, param)
+                for estimator in ESTIMATORS.values()
+                for param in estimator.params
+            }.values()
+        ],
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="QuestionEstimate",
+                serializers=[
+                    BatchOutputSerializer,
+                    CheckpointOutputSerializer,
+                    StorageOutputSerializer,
+                ],
+                resource_type_field_name=None,
+            ),
+            400: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        estimator = estimator_for(slug)
+        if estimator is None:
+            return Response(
+                {
+                    "detail": f"No estimator for question {slug!r}; there are estimators for "
+                    + ", ".join(ESTIMATORS)
+                    + "."
+                },
+                status=404,
+            )
+        estimate_throttle(request=request)
+        values = estimator.parse(request.query_params)
+        outcome = estimator.run(values)
+        inputs = {name: value for name, value in values.items() if value is not None}
+        return Response(
+            {"question": slug, "inputs": inputs, **outcome.data, "notes": list(outcome.notes)}
+        )

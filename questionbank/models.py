@@ -1,6 +1,13 @@
 from django.db import models
 
 
+class Source(models.TextChoices):
+    """Where a statement in the bank comes from (see the question pool beside the repository)."""
+
+    POOL = "pool", "Reported by the pool"
+    PRACTICE = "practice", "Practice suggestion"
+
+
 class Question(models.Model):
     """A system-design interview question. Slugs are stable: prompts and docs link by them."""
 
@@ -32,7 +39,11 @@ class DepthArea(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="depth_areas")
     position = models.PositiveSmallIntegerField(default=0)
     title = models.CharField(max_length=200)
-    detail = models.TextField()
+    detail = models.TextField(blank=True)
+    source = models.CharField(
+        max_length=16, choices=Source.choices, default=Source.PRACTICE, help_text="Of `detail`."
+    )
+    practice_note = models.TextField(blank=True, help_text="Our own elaboration, never the pool's.")
 
     class Meta:
         ordering = ["position", "id"]
@@ -48,6 +59,12 @@ class FollowUp(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
     probe = models.TextField()
     look_for = models.TextField(help_text="What a good answer says.")
+    source = models.CharField(
+        max_length=16, choices=Source.choices, default=Source.PRACTICE, help_text="Of `probe`."
+    )
+    look_for_source = models.CharField(
+        max_length=16, choices=Source.choices, default=Source.PRACTICE
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -66,6 +83,7 @@ class WorkedNumber(models.Model):
     calculation = models.TextField()
     result = models.CharField(max_length=200)
     takeaway = models.TextField(blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.PRACTICE)
 
     class Meta:
         ordering = ["position", "id"]

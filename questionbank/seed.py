@@ -23,11 +23,17 @@ def questions_load(*, apps: Any = None) -> int:
         apps = global_apps
     question_model = apps.get_model("questionbank", "Question")
     children = {
-        "depth_areas": (apps.get_model("questionbank", "DepthArea"), ("title", "detail")),
-        "follow_ups": (apps.get_model("questionbank", "FollowUp"), ("probe", "look_for")),
+        "depth_areas": (
+            apps.get_model("questionbank", "DepthArea"),
+            ("title", "detail", "source", "practice_note"),
+        ),
+        "follow_ups": (
+            apps.get_model("questionbank", "FollowUp"),
+            ("probe", "look_for", "source", "look_for_source"),
+        ),
         "numbers": (
             apps.get_model("questionbank", "WorkedNumber"),
-            ("label", "inputs", "calculation", "result", "takeaway"),
+            ("label", "inputs", "calculation", "result", "takeaway", "source"),
         ),
     }
     items = questions_read()
@@ -44,10 +50,17 @@ def questions_load(*, apps: Any = None) -> int:
                 "position": position,
             },
         )
-        for key, (model, fields) in children.items():
+        for key, (model, wanted) in children.items():
+            # An older migration's model may predate some fields (e.g. `source`): skip those.
+            present = {field.name for field in model._meta.get_fields()}
+            fields = [name for name in wanted if name in present]
             model.objects.filter(question=question).delete()
             model.objects.bulk_create(
-                model(question=question, position=index, **{f: row.get(f, "") for f in fields})
+                model(
+                    question=question,
+                    position=index,
+                    **{f: row[f] for f in fields if f in row},
+                )
                 for index, row in enumerate(item[key])
             )
     return len(items)

@@ -1,9 +1,14 @@
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
+from common.exceptions import RateLimited
+
+from .estimators.page import EstimatePage, estimate_page_build
+from .estimators.registry import estimator_for
 from .models import Question
 from .related import related_for
 from .selectors import question_get, question_list
+from .throttle import estimate_throttle
 
 
 def question_list_view(request: HttpRequest) -> HttpResponse:
@@ -22,5 +27,40 @@ def question_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "questionbank/question_detail.html",
-        {"question": question, "related": related_for(question=question, user=request.user)},
+        {
+            "question": question,
+            "related": related_for(question=question, user=request.user),
+            "estimate": _estimate_panel(slug=question.slug, query=request.GET, use_presets=True),
+        },
+    )
+
+
+def _estimate_panel(*, slug: str, query: QueryDict, use_presets: bool) -> EstimatePage | None:
+    estimator = estimator_for(slug)
+    if estimator is None:
+        return None
+    return estimate_page_build(estimator=estimator, query=query, use_presets=use_presets)
+
+
+def question_estimate_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """The estimator panel for typed inputs: its results fragment for htmx, else a full page."""
+    if estimator_for(slug) is None:
+        raise Http404
+    try:
+        estimate_throttle(request=request)
+    except RateLimited as error:  # our own words: 429.html speaks of share links
+        response = HttpResponse(error.message, status=429, content_type="text/plain")
+        response["Retry-After"] = str(error.retry_after)
+        return response
+    estimate = _estimate_panel(slug=slug, query=request.GET, use_presets=False)
+    if estimate is None:
+        raise Http404
+    if getattr(request, "htmx", False):
+        return render(request, "questionbank/partials/estimate_result.html", {"estimate": estimate})
+    question = question_get(slug=slug)  # NotFound → 404 via common.middleware
+    return render(
+        request,
+        "questionbank/estimate_page.html",
+        {"question": question, "estimate": estimate},
+        status=400 if estimate.error else 200,
     )

@@ -133,6 +133,17 @@ def _question_bank(request) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _empty_django_cache() -> Iterator[None]:
+    """Rate-limit counters and log throttles keyed by ids must not leak between tests (SQLite
+    reuses ids after a rollback)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     """Tests create many accounts; PBKDF2's deliberate slowness buys nothing here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

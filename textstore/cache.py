@@ -14,9 +14,13 @@ from django.conf import settings
 
 
 class TextCache:
-    """Process-local, thread-safe LRU of str values bounded by their in-memory size."""
+    """Process-local, thread-safe LRU of str values bounded by their in-memory size.
 
-    def __init__(self) -> None:
+    `setting` names the Django setting that holds the bound in bytes.
+    """
+
+    def __init__(self, setting: str = "TEXTSTORE_CACHE_BYTES") -> None:
+        self._setting = setting
         self._items: OrderedDict[str, str] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.Lock()
@@ -43,7 +47,7 @@ class TextCache:
             return text
 
     def put(self, sha: str, text: str) -> None:
-        limit = int(settings.TEXTSTORE_CACHE_BYTES)
+        limit = int(getattr(settings, self._setting))
         cost = self._cost(text)
         with self._lock:
             self._discard(sha)
@@ -66,4 +70,14 @@ class TextCache:
             self._nbytes -= self._cost(old)
 
 
+# Texts that were read (the result of blob_read).
 text_cache = TextCache()
+# Texts that reads start from: decoded snapshots and every few plain deltas of a run, so a
+# read applies a handful of deltas instead of decoding a snapshot (selectors.blob_read).
+base_cache = TextCache("TEXTSTORE_BASE_CACHE_BYTES")
+
+
+def caches_clear() -> None:
+    """Forget every cached text (both caches), so the next read goes to storage."""
+    text_cache.clear()
+    base_cache.clear()

@@ -10,12 +10,13 @@ returns wrong text.
 import hashlib
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
 
 from . import objects
-from .cache import text_cache
+from .cache import base_cache, text_cache
 from .chunks import chunk_index_parse, chunks_decode
 from .compression import payload_decompress
 from .delta import delta_apply
@@ -28,6 +29,9 @@ from .exceptions import (
 from .models import Blob
 
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+# While rebuilding along a run of plain deltas, every CHECKPOINT_EVERY-th text is verified and
+# kept in the base cache, so the next read near it applies at most that many deltas.
+CHECKPOINT_EVERY = 8
 # A chain is bounded by the policy (≤ TEXTSTORE_MAX_CHAIN); this only stops a damaged table
 # with a cycle from looping forever.
 _CHAIN_GUARD = 100_000
@@ -65,11 +69,74 @@ def blob_chain(*, sha: str) -> list[Blob]:
     return rows
 
 
-def _integrity(row: Blob, reason: str) -> TextstoreIntegrityError:
+@dataclass(frozen=True)
+class ChainRow:
+    """What a read needs of one row of a chain (no bookkeeping columns, no model instance)."""
+
+    sha256: str
+    kind: str
+    codec: str
+    payload: bytes | None
+    object_key: str
+    chunk_index: bytes | None
+    run: int
+    snapshot_level: int | None
+
+
+_READ_COLUMNS = (
+    "sha256",
+    "kind",
+    "codec",
+    "payload",
+    "object_key",
+    "chunk_index",
+    "run",
+    "snapshot_level",
+)
+
+
+def _read_chain(sha: str) -> list[ChainRow]:
+    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
+
+    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
+    for a chain of up to the cap's length cost more than the query itself.
+    """
+    table = connection.ops.quote_name(Blob._meta.db_table)
+    columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
+    # Table and column names from model metadata, values as parameters.
+    sql = (
+        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
+        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
+        f" UNION ALL"
+        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
+        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_check_sha(sha), _CHAIN_GUARD])
+        rows = [
+            ChainRow(
+                sha256=r[0],
+                kind=r[1],
+                codec=r[2],
+                payload=None if r[3] is None else bytes(r[3]),
+                object_key=r[4] or "",
+                chunk_index=None if r[5] is None else bytes(r[5]),
+                run=r[6],
+                snapshot_level=r[7],
+            )
+            for r in cursor.fetchall()
+        ]
+    if not rows:
+        raise BlobNotFound(sha)
+    return rows
+
+
+def _integrity(row: Blob | ChainRow, reason: str) -> TextstoreIntegrityError:
     return TextstoreIntegrityError(row.sha256, reason)
 
 
-def _snapshot_text(row: Blob) -> str:
+def _snapshot_text(row: Blob | ChainRow) -> str:
     """The text of a full snapshot, inline or chunked in object storage."""
     try:
         if row.object_key:
@@ -83,11 +150,15 @@ def _snapshot_text(row: Blob) -> str:
         raise _integrity(row, f"snapshot does not decode: {exc}") from exc
 
 
-def _delta_text(row: Blob) -> str:
+def _delta_text(row: Blob | ChainRow) -> str:
     try:
         return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
     except ValueError as exc:
         raise _integrity(row, f"delta does not decode: {exc}") from exc
+
+
+def _cached(sha: str) -> str | None:
+    return text_cache.get(sha) or base_cache.get(sha)
 
 
 def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
@@ -96,7 +167,7 @@ def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
     text: str | None = None
     if use_cache:
         for index, row in enumerate(rows):
-            text = text_cache.get(row.sha256)
+            text = _cached(row.sha256)
             if text is not None:
                 start = index
                 break
@@ -106,27 +177,61 @@ def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
             raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
         text = _snapshot_text(snapshot)
     for row in reversed(rows[:start]):
-        try:
-            text = delta_apply(source=text, delta=_delta_text(row))
-        except ValueError as exc:
-            raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
+        text = _apply(row, text)
     return text
+
+
+def _apply(row: Blob | ChainRow, source: str) -> str:
+    try:
+        return delta_apply(source=source, delta=_delta_text(row))
+    except ValueError as exc:
+        raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
 
 
 def _verified(rows: list[Blob], *, use_cache: bool) -> str:
     text = _rebuild(rows, use_cache=use_cache)
-    target = rows[0]
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != target.sha256:
-        raise _integrity(target, "rebuilt text does not match its SHA-256")
+    _check(rows[0], text)
     return text
 
 
+def _check(row: Blob | ChainRow, text: str) -> None:
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != row.sha256:
+        raise _integrity(row, "rebuilt text does not match its SHA-256")
+
+
 def blob_read(*, sha: str) -> str:
-    """The text stored under `sha`, verified against it (or from the LRU of verified texts)."""
+    """The text stored under `sha`, verified against it (or from the LRU of verified texts).
+
+    One query fetches the chain. The rebuild starts from the nearest text on it found in the
+    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
+    deltas — and applies only the deltas above it. Texts enter the base cache only once their
+    own SHA-256 has been checked, so a cached base is never wrong.
+    """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    text = _verified(blob_chain(sha=sha), use_cache=True)
+    rows = _read_chain(sha)
+    start, text = len(rows) - 1, None
+    for index, row in enumerate(rows):
+        text = _cached(row.sha256)
+        if text is not None:
+            start = index
+            break
+    if text is None:
+        snapshot = rows[-1]
+        if snapshot.kind != Blob.Kind.FULL:
+            raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
+        text = _snapshot_text(snapshot)
+        _check(snapshot, text)
+        base_cache.put(snapshot.sha256, text)
+    for index in range(start - 1, -1, -1):
+        row = rows[index]
+        text = _apply(row, text)
+        if index and (row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0):
+            _check(row, text)
+            base_cache.put(row.sha256, text)
+    if start:
+        _check(rows[0], text)
     text_cache.put(sha, text)
     return text
 

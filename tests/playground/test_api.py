@@ -3,7 +3,9 @@ import json
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from accounts.models import ApiToken
 from playground.models import Label, Prompt, PromptVersion
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content, make_prompt, save
@@ -301,9 +303,9 @@ def test_other_users_objects_are_404(owner):
 
 
 def _queries(callable_) -> int:
-    from textstore.cache import text_cache
+    from textstore.cache import caches_clear
 
-    text_cache.clear()  # measure cold reads both times
+    caches_clear()  # measure cold reads both times
     with CaptureQueriesContext(connection) as captured:
         response = callable_()
     assert response.status_code == 200
@@ -330,5 +332,8 @@ def test_query_counts_do_not_grow_with_versions(owner, client):
     for i in range(990):
         parent = save(owner, prompt, parent if i % 7 else root, system=f"w{i}").version
     assert PromptVersion.objects.filter(prompt=prompt).count() == 1000
+    # The saves may take over a minute on a busy machine: keep the key's use fresh, so the
+    # once-a-minute last_used_at write does not land inside the measurement.
+    ApiToken.objects.filter(user=owner).update(last_used_at=timezone.now())
     large = measure()
     assert small == large, (small, large)

@@ -171,7 +171,7 @@ def test_viewers_may_export_until_their_grant_is_revoked(owner, version):
 
 
 def test_query_count_does_not_grow_with_history_or_format(owner, api):
-    from textstore.cache import text_cache
+    from textstore.cache import caches_clear
 
     prompt, root = make_prompt(owner)
     parent = root
@@ -181,7 +181,7 @@ def test_query_count_does_not_grow_with_history_or_format(owner, api):
         seen = set()
         for api_name in APIS:
             for fmt in FORMATS:
-                text_cache.clear()  # cold reads each time
+                caches_clear()  # cold reads each time
                 with CaptureQueriesContext(connection) as captured:
                     response = api.get(_url(version_id, api=api_name, format=fmt))
                 assert response.status_code == 200

@@ -1,14 +1,14 @@
 import pytest
 
-from textstore.cache import text_cache
+from textstore.cache import caches_clear
 
 
 @pytest.fixture(autouse=True)
 def _empty_text_cache():
     """The LRU is process-wide; each test starts cold so reads really go to storage."""
-    text_cache.clear()
+    caches_clear()
     yield
-    text_cache.clear()
+    caches_clear()
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from textstore.cache import text_cache
+from textstore.cache import caches_clear, text_cache
 from textstore.compression import payload_compress, payload_decompress
 from textstore.exceptions import BlobNotFound, InvalidRange, TextstoreIntegrityError
 from textstore.models import Blob
@@ -26,7 +26,7 @@ def stored_chain(versions: int = 6) -> tuple[list[str], list[Blob]]:
     for text in texts:
         base = blob_put(text=text, base=base)
         blobs.append(base)
-    text_cache.clear()
+    caches_clear()
     return texts, blobs
 
 
@@ -36,7 +36,7 @@ def rewrite_delta(blob: Blob, change: Callable[[str], str]) -> None:
     delta = payload_decompress(row.codec, bytes(row.payload)).decode()
     codec, payload = payload_compress(change(delta).encode())
     Blob.objects.filter(pk=blob.pk).update(codec=codec, payload=payload)
-    text_cache.clear()
+    caches_clear()
 
 
 def test_garbage_full_payload_is_detected():

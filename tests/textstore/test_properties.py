@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from textstore.cache import text_cache
+from textstore.cache import caches_clear
 from textstore.delta import delta_apply, delta_apply_reference, delta_compute
 from textstore.models import Blob
 from textstore.selectors import blob_read, blob_read_range
@@ -50,11 +50,11 @@ def test_history_round_trips(settings, config, history, data):
     for text in versions:
         base = blob_put(text=text, base=base)
         shas.append(base.sha256)
-    text_cache.clear()
+    caches_clear()
     for sha, text in zip(shas, versions, strict=True):
         assert blob_read(sha=sha) == text
     for sha, text in zip(shas, versions, strict=True):
-        text_cache.clear()  # ranged reads must work cold, not only from the cache
+        caches_clear()  # ranged reads must work cold, not only from the cache
         offset = data.draw(st.integers(0, len(text) + 2), label="offset")
         length = data.draw(st.integers(0, len(text) + 2), label="length")
         assert (

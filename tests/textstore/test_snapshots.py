@@ -100,9 +100,9 @@ def test_a_corrupted_chunk_is_detected_on_read(store):
     text = big_text(seed=4)
     blob = blob_put(text=text)
     _corrupt_chunk(blob, 3)
-    from textstore.cache import text_cache
+    from textstore.cache import caches_clear
 
-    text_cache.clear()
+    caches_clear()
     with pytest.raises(TextstoreIntegrityError, match=blob.sha256):
         blob_read(sha=blob.sha256)
     with pytest.raises(TextstoreIntegrityError, match="chunk 3"):

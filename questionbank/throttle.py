@@ -1,0 +1,28 @@
+"""A per-client cap on estimator requests: each can run a simulation, and the pages are public.
+
+`ESTIMATE_RATE_LIMIT` requests per `ESTIMATE_RATE_WINDOW` seconds (settings; defaults 240 and
+60, far above what typing into a debounced form sends), counted per account, or per address for
+someone not signed in.
+"""
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from common.exceptions import RateLimited
+from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
+
+SCOPE = "estimate"
+
+
+def estimate_throttle(*, request: HttpRequest) -> None:
+    """Count this request; RateLimited (429 with Retry-After) once the client is over the cap."""
+    limit = Limit(
+        count=getattr(settings, "ESTIMATE_RATE_LIMIT", 240),
+        window_seconds=getattr(settings, "ESTIMATE_RATE_WINDOW", 60),
+    )
+    user = getattr(request, "user", None)
+    ident = f"user:{user.pk}" if user is not None and user.is_authenticated else client_ip(request)
+    wait = ratelimit_exceeded(scope=SCOPE, ident=ident, limit=limit)
+    if wait:
+        raise RateLimited(f"Too many estimates; try again in {wait} s.", retry_after=wait)
+    ratelimit_hit(scope=SCOPE, ident=ident, limit=limit)
