@@ -19,7 +19,7 @@ def _model_field_nullable(field: RelatedField) -> bool:
         return False
 
 
-class ErrorSerializer(serializers.Serializer):
+class ApiErrorSerializer(serializers.Serializer):
     """Every error answer: a human-readable `detail`, sometimes more."""
 
     detail = serializers.CharField()
@@ -89,7 +89,7 @@ class AutoSchema(BaseAutoSchema):
     ) -> dict[str, Any]:
         """The operation's own responses, plus the JSON errors every endpoint may answer."""
         responses = super()._get_response_bodies(direction)
-        error = self.resolve_serializer(ErrorSerializer, direction).ref
+        error = self.resolve_serializer(ApiErrorSerializer, direction).ref
         for code, description in ERROR_RESPONSES.items():
             responses.setdefault(
                 code,
