@@ -5,8 +5,8 @@ from .models import ApiToken
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("key_prefix", "user", "created_at", "last_used_at")
-    readonly_fields = ("user", "key_hash", "key_prefix", "created_at", "last_used_at")
+    list_display = ("key_prefix", "user", "created_at", "last_used_at", "expires_at")
+    readonly_fields = ("user", "key_hash", "key_prefix", "created_at", "last_used_at", "expires_at")
 
     def has_add_permission(self, request) -> bool:  # keys are created through the API only
         return False

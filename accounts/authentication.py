@@ -37,7 +37,8 @@ def _statement() -> str:
         # Table and column names come from model metadata; the hash is a parameter.
         _sql.append(
             f"SELECT u.*, t.id AS api_key_id,"  # noqa: S608
-            f" (t.last_used_at IS NULL OR t.last_used_at < %s) AS api_key_use_stale"
+            f" (t.last_used_at IS NULL OR t.last_used_at < %s) AS api_key_use_stale,"
+            f" (t.expires_at IS NOT NULL AND t.expires_at <= %s) AS api_key_expired"
             f" FROM {user} u JOIN {token} t ON t.{user_fk} = u.id WHERE t.key_hash = %s"
         )
     return _sql[0]
@@ -52,12 +53,17 @@ class HashedTokenAuthentication(TokenAuthentication):
         now = timezone.now()
         # The comparison runs in the database, so no timestamp needs converting back here.
         stale_before = connection.ops.adapt_datetimefield_value(now - LAST_USED_RESOLUTION)
-        rows = list(get_user_model().objects.raw(_statement(), [stale_before, token_hash(key)]))
+        now_db = connection.ops.adapt_datetimefield_value(now)
+        rows = list(
+            get_user_model().objects.raw(_statement(), [stale_before, now_db, token_hash(key)])
+        )
         if not rows:
             raise exceptions.AuthenticationFailed("Invalid token.")
         user = rows[0]
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        if user.__dict__.pop("api_key_expired"):
+            raise exceptions.AuthenticationFailed("Token expired.")
         use = ApiKeyUse(id=user.__dict__.pop("api_key_id"))
         # Record use at most once a minute: a write on every request would cost throughput.
         if user.__dict__.pop("api_key_use_stale"):

@@ -13,6 +13,7 @@ class ApiToken(models.Model):
     key_prefix = models.CharField(max_length=12)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="None: never expires.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -5,6 +5,8 @@ from . import views
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("login/", views.ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("keys/", views.api_keys_view, name="api-keys"),
+    path("keys/<int:token_id>/revoke/", views.api_key_revoke_view, name="api-key-revoke"),
 ]

@@ -5,7 +5,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -16,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.exceptions import DomainError, NotFound, RateLimited
+from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
 
 NOT_FOUND_DETAIL = "Not found."
 
@@ -48,6 +54,18 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             body["field"] = exc.field
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
         return Response(body, status=exc.status_code, headers=headers)
+    if isinstance(exc, ServiceUnavailable):
+        return Response(
+            {"detail": exc.message},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+    if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return Response(
+            {"detail": f"Too many form fields (the limit is {limit}); send JSON instead."},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(
@@ -57,6 +75,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             },
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    if isinstance(exc, SuspiciousOperation):
+        return Response({"detail": "Bad request."}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.messages)
     if isinstance(exc, PermissionDenied):

@@ -40,3 +40,14 @@ class RateLimited(DomainError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ServiceUnavailable(Exception):
+    """A backing service (object storage, ...) is down or too slow: 503 with Retry-After.
+
+    Not the caller's fault and not a bug: the request may succeed when retried."""
+
+    def __init__(self, message: str, *, retry_after: int = 30) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after

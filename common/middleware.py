@@ -4,15 +4,24 @@ A view calls selectors and services and lets their errors propagate: NotFound an
 Forbidden 403 and RateLimited 429 with Retry-After, rendered by the project's error templates.
 Errors a page shows inside its own form (bad input, 400) are still caught by that view, since
 only it knows which form to render again. DRF views handle their exceptions before this runs.
+
+Also here: `RequestGuardMiddleware` (request ids, NUL in URLs, JSON 500s under /api/, 503 when a
+backing service is down) and `PrivateCacheMiddleware` (personal responses are not cached by
+shared caches).
 """
 
+import logging
+import uuid
 from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers, patch_cache_control
 
-from common.exceptions import Forbidden, NotFound, RateLimited
+from common.exceptions import Forbidden, NotFound, RateLimited, ServiceUnavailable
 
 
 class DomainErrorMiddleware:
@@ -33,3 +42,93 @@ class DomainErrorMiddleware:
             response["Retry-After"] = str(exception.retry_after)
             return response
         return None
+
+
+logger = logging.getLogger("redline.request")
+
+
+class PrivateCacheMiddleware:
+    """Caching policy for personal and shared responses.
+
+    - Routes named in `settings.NO_STORE_URL_NAMES` (the shared-link surfaces) answer
+      `Cache-Control: no-store` whatever their status, so a revoked link does not live on in a
+      browser or proxy cache. It is set here, after the view and the error middleware, so it
+      covers their 404s and 429s too.
+    - Other responses for a signed-in caller (session or API key) are `private`, so no shared
+      cache keeps one person's pages for another; a view's own policy wins.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None and match.url_name in settings.NO_STORE_URL_NAMES:
+            add_never_cache_headers(response)
+            return response
+        user = getattr(request, "user", None)
+        personal = (user is not None and user.is_authenticated) or (
+            "HTTP_AUTHORIZATION" in request.META
+        )
+        if personal and not response.has_header("Cache-Control"):
+            patch_cache_control(response, private=True)
+        return response
+
+
+API_PREFIX = "/api/"
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+def _error(request: HttpRequest, status: int, detail: str, **extra: Any) -> HttpResponse:
+    """A JSON error under /api/, a readable page elsewhere."""
+    if _is_api(request):
+        return JsonResponse({"detail": detail, **extra}, status=status)
+    return render(request, "error.html", {"status": status, "detail": detail}, status=status)
+
+
+class RequestGuardMiddleware:
+    """First in the chain: gives every request an id (in `X-Request-ID` and in log lines of
+    its failures), refuses NUL characters in the path or query string before any view or
+    database sees them (PostgreSQL cannot store NUL; SQLite would), and turns an exception no
+    view handled into a JSON 500 under /api/ (a page elsewhere), or a 503 with Retry-After
+    when a backing service is down."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request_id = uuid.uuid4().hex
+        request.request_id = request_id  # type: ignore[attr-defined]
+        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+            response = _error(request, 400, "NUL characters are not allowed in URLs.")
+        else:
+            response = self.get_response(request)
+        response["X-Request-ID"] = request_id
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        request_id = getattr(request, "request_id", "")
+        if isinstance(exception, ServiceUnavailable):
+            logger.warning("request.unavailable request_id=%s %s", request_id, exception.message)
+            response = _error(request, 503, exception.message, request_id=request_id)
+            response["Retry-After"] = str(exception.retry_after)
+            return response
+        if not _is_api(request):
+            return None  # Django's handler: the debug page in DEBUG, else the 500 page
+        logger.error(
+            "request.failed request_id=%s %s %s",
+            request_id,
+            request.method,
+            request.path,
+            exc_info=exception,
+        )
+        return _error(
+            request,
+            500,
+            f"Internal server error. Quote request id {request_id} when reporting it.",
+            request_id=request_id,
+        )

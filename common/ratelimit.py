@@ -1,12 +1,15 @@
 """A fixed-window counter in the Django cache (Redis in production), per key.
 
-Used to slow down guessing of share-link tokens: only failures are counted.
+Used to slow down guessing of share-link tokens and passwords: only failures are counted.
+Every per-client limit keys on `client_ip`, which honours `TRUSTED_PROXY_COUNT`.
 """
 
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,24 @@ def ratelimit_hit(*, scope: str, ident: str, limit: Limit) -> None:
         cache.add(key, 1, timeout=remaining + 1)
 
 
-def client_ip(request) -> str:
-    """The client address. Behind a proxy, set one that overwrites REMOTE_ADDR."""
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+def client_ip(request: HttpRequest) -> str:
+    """The client's address.
+
+    With `TRUSTED_PROXY_COUNT` = 0 (the default: clients connect directly) it is REMOTE_ADDR.
+    With N proxies in front, each appending the address it saw to X-Forwarded-For, it is the
+    N-th entry from the right: entries further left were written by the client and may be
+    forged. Without that setting behind a proxy, every client would share the proxy's
+    address, and one guesser would lock out everyone.
+    """
+    remote = request.META.get("REMOTE_ADDR", "") or "unknown"
+    proxies = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
+    if proxies <= 0:
+        return remote
+    forwarded = [
+        part.strip()
+        for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        if part.strip()
+    ]
+    if not forwarded:
+        return remote
+    return forwarded[-min(proxies, len(forwarded))][:64]

@@ -49,6 +49,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
+    "common",
     "accounts",
     "questionbank",
     "textstore",
@@ -57,6 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "common.middleware.RequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -65,7 +68,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "common.middleware.PrivateCacheMiddleware",
     "common.middleware.DomainErrorMiddleware",
 ]
 
@@ -97,8 +102,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Concurrent saves wait for the write lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite for concurrent web use (Django 5.1+): WAL lets readers run beside the writer;
+    # IMMEDIATE transactions take the write lock at BEGIN, so two saves queue on the busy
+    # timeout instead of one failing with "database is locked" when its read lock cannot be
+    # upgraded mid-transaction.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -149,6 +163,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "common.schema.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": [
+        "common.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "common.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -198,6 +217,14 @@ S3_REGION = os.environ.get("S3_REGION", "us-east-1")
 S3_ACCESS_KEY_ID = os.environ.get("S3_ACCESS_KEY_ID", "")
 S3_SECRET_ACCESS_KEY = os.environ.get("S3_SECRET_ACCESS_KEY", "")
 OBJECT_STORE_DIR = Path(os.environ.get("OBJECT_STORE_DIR", DATA_DIR / "objects"))
+# A silent or unreachable S3 must not hold a web worker: explicit timeouts (seconds) and a
+# bounded number of attempts, then 503 with Retry-After.
+S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "3"))
+S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "10"))
+S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 3)
+# Objects younger than this are never collected by `textstore_gc` (a save in flight writes
+# its object before its row).
+TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
 
 # textstore policy (DESIGN.md §4).
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
@@ -212,9 +239,22 @@ TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_0
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
+# Shared-link surfaces: `Cache-Control: no-store` on every answer (common.middleware).
+NO_STORE_URL_NAMES = frozenset(
+    {"shared-page", "shared-copy", "shared-login", "shared-resume", "api-shared"}
+)
 # Failed share-token look-ups allowed per client address and window before 429.
 SHARE_GUESS_LIMIT = env_int("SHARE_GUESS_LIMIT", 30)
 SHARE_GUESS_WINDOW = env_int("SHARE_GUESS_WINDOW", 60)
+
+# Reverse proxies in front of the app that append to X-Forwarded-For (0: clients connect
+# directly). Every per-client limit (share guesses, log-ins) keys on the address it yields.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+# Failed log-ins (HTML form and POST /api/v1/auth/token/) allowed per account and per client
+# address in a window (seconds); then 429 with Retry-After until the window ends.
+LOGIN_FAILURE_LIMIT_ACCOUNT = env_int("LOGIN_FAILURE_LIMIT_ACCOUNT", 10)
+LOGIN_FAILURE_LIMIT_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_ADDRESS", 50)
+LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
 
 # Model providers. `echo` works offline; others need keys and network.
 REDLINE_DEFAULT_PROVIDER = os.environ.get("REDLINE_DEFAULT_PROVIDER", "echo")
@@ -279,3 +319,39 @@ if not DEBUG:
     CSRF_COOKIE_SAMESITE = "Lax"
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+
+# HTTPS in production, switched on from the environment (README "Configuration").
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# "HEADER,value" as the proxy sets it, e.g. "HTTP_X_FORWARDED_PROTO,https".
+_PROXY_SSL_HEADER = os.environ.get("SECURE_PROXY_SSL_HEADER", "")
+SECURE_PROXY_SSL_HEADER = (
+    tuple(part.strip() for part in _PROXY_SSL_HEADER.split(",", 1))
+    if "," in _PROXY_SSL_HEADER
+    else None
+)
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Content-Security-Policy (django-csp): only our own scripts, styles and images. No inline
+# script anywhere; `img-src` allows data: but no remote host, so a design document cannot make
+# a reviewer's browser fetch a tracking pixel. Style attributes stay allowed for the few
+# server-set layout values (table alignment, the version tree's row height).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}

@@ -1,8 +1,9 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts import views as account_views
 from playground import views as playground_views
@@ -20,14 +21,24 @@ urlpatterns = [
     path("questions/", include("questionbank.urls")),
     path("playground/", include("playground.urls")),
     path("reviews/", include("reviews.urls")),
+    path("s/resume", playground_views.shared_resume_view, name="shared-resume"),
     path("s/<str:token>", playground_views.shared_view, name="shared-page"),
+    path("s/<str:token>/login", playground_views.shared_login_view, name="shared-login"),
     path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico whatever the page says; point them at the static icon.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path(
+        "api/docs/",
+        # The Swagger UI page ships one inline <style> block (no user content on that page);
+        # its script is served as a file by the split view, so script-src stays 'self'.
+        csp_update({"style-src": ["'unsafe-inline'"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="schema")
+        ),
+        name="swagger-ui",
+    ),
 ]
 
 handler404 = "config.views.not_found"

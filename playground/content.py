@@ -16,6 +16,8 @@ import json
 import re
 from typing import Any
 
+from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_problem
+
 from .exceptions import ContentInvalid
 
 PROVIDERS = ("anthropic", "openai", "echo")
@@ -75,6 +77,11 @@ def _json_schema(value: Any, field: str) -> dict[str, Any]:
     schema_type = value.get("type")
     if schema_type is not None and not isinstance(schema_type, (str, list)):
         raise _fail(field, "has an invalid 'type'.")
+    if json_depth_exceeds(value, JSON_MAX_DEPTH):
+        raise _fail(field, f"is nested deeper than {JSON_MAX_DEPTH} levels.")
+    problem = json_text_problem(value)
+    if problem:
+        raise _fail(field, f"{problem}.")
     return value
 
 

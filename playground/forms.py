@@ -8,6 +8,8 @@ from typing import Any
 
 from django.http import QueryDict
 
+from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
+
 from .exceptions import ContentInvalid
 
 
@@ -27,7 +29,9 @@ def _json_text(raw: str, field: str, empty: Any) -> Any:
     if not raw:
         return empty
     try:
-        return json.loads(raw)
+        return json_loads_limited(raw, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
+    except JsonRefused as error:
+        raise ContentInvalid(f"{field}: {error}", field=field) from None
     except json.JSONDecodeError as exc:
         raise ContentInvalid(
             f"{field}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.",

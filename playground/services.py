@@ -1,6 +1,7 @@
 """Writes of the playground. Each service is one transaction with an explicit acting user."""
 
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -36,9 +37,9 @@ from .selectors import PromptAccess, version_content
 logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
+LABEL_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,40}\Z")
 # Seconds between two access-log rows for one grant polling the fetch API.
 ACCESS_LOG_FETCH_RESOLUTION = 60
-NUMBER_RETRIES = 8
 
 
 @dataclass(frozen=True)
@@ -79,36 +80,37 @@ def _insert_version(
     digest: str,
     message: str,
 ) -> tuple[PromptVersion, bool]:
-    """Insert with the next number; on a race, either reuse the twin or take a new number."""
+    """Insert with the next number, or return the twin (same parent, same content).
+
+    Numbers are taken under a row lock on the prompt (SQLite: the IMMEDIATE transaction's
+    write lock), so concurrent saves queue for a moment instead of colliding: a save is never
+    rejected for a race, however many run at once (DESIGN.md §5). Texts are stored before
+    the lock; they are content-addressed, so a concurrent twin shares them.
+    """
     texts = _store_texts(content, parent)
-    for _ in range(NUMBER_RETRIES):
-        existing = PromptVersion.objects.filter(
-            prompt=prompt, parent=parent, content_hash=digest
-        ).first()
-        if existing is not None:
-            return existing, False
-        number = (prompt.versions.aggregate(n=Max("number"))["n"] or 0) + 1
-        try:
-            with transaction.atomic():
-                version = PromptVersion.objects.create(
-                    prompt=prompt,
-                    parent=parent,
-                    number=number,
-                    author=author,
-                    message=message,
-                    content_hash=digest,
-                    provider=content["provider"],
-                    model=content["model"],
-                    params=content["params"],
-                    tools=content["tools"],
-                    response_format=content["response_format"],
-                    variables=content["variables"],
-                    **texts,
-                )
-            return version, True
-        except IntegrityError:
-            continue  # a concurrent save took this number, or saved the same content
-    raise PlaygroundError("Too many concurrent saves on this prompt; try again.")
+    Prompt.objects.select_for_update().filter(pk=prompt.pk).values_list("pk", flat=True).get()
+    existing = PromptVersion.objects.filter(
+        prompt=prompt, parent=parent, content_hash=digest
+    ).first()
+    if existing is not None:
+        return existing, False
+    number = (prompt.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    version = PromptVersion.objects.create(
+        prompt=prompt,
+        parent=parent,
+        number=number,
+        author=author,
+        message=message,
+        content_hash=digest,
+        provider=content["provider"],
+        model=content["model"],
+        params=content["params"],
+        tools=content["tools"],
+        response_format=content["response_format"],
+        variables=content["variables"],
+        **texts,
+    )
+    return version, True
 
 
 def _label_cas(
@@ -276,6 +278,10 @@ def label_move(
     With `expected_given`, it is a compare-and-set: the label must currently point at
     `expected` (None = must not exist yet), else LabelConflict. Every move is logged.
     """
+    if not isinstance(name, str) or not LABEL_NAME.match(name):
+        raise ContentInvalid(
+            "name: a label name is 1-40 letters, digits, '-' or '_'.", field="name"
+        )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
     if not isinstance(name, str) or not 0 < len(name) <= 40 or not slug_re.fullmatch(name):

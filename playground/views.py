@@ -631,19 +631,40 @@ def _shared_or_response(
     try:
         return shared_open(request=request, token=token, path="page")
     except LoginRequired:
-        return redirect_to_login(request.get_full_path())
+        return _login_then_resume(request, token)
+
+
+SHARED_RESUME_KEY = "shared_resume_token"
+
+
+def _login_then_resume(request: HttpRequest, token: str) -> HttpResponse:
+    """To the log-in page without the token in `?next=` (it would reach logs and Referers):
+    the token waits in the session and `/s/resume` brings the visitor back to the link."""
+    request.session[SHARED_RESUME_KEY] = token
+    return redirect_to_login(reverse("shared-resume"))
+
+
+def shared_login_view(request: HttpRequest, token: str) -> HttpResponse:
+    """ "Log in to copy" on a shared page."""
+    return _login_then_resume(request, token)
+
+
+def shared_resume_view(request: HttpRequest) -> HttpResponse:
+    token = request.session.pop(SHARED_RESUME_KEY, None)
+    if not isinstance(token, str):
+        return redirect("home")
+    return redirect("shared-page", token=token)
 
 
 def shared_view(request: HttpRequest, token: str) -> HttpResponse:
+    """One shared version, read-only. A link reveals only what it shares, so there is no diff
+    against the parent here: the parent may hold text the owner removed before sharing."""
     opened = _shared_or_response(request, token)
     if isinstance(opened, HttpResponse):
         return opened
     link, version = opened
     content = version_content(version=version)
-    diff = None
-    if version.parent is not None:
-        diff = content_diff(version_content(version=version.parent), content)
-    return render(
+    response = render(
         request,
         "playground/shared.html",
         {
@@ -651,8 +672,6 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
             "prompt": link.prompt,
             "version": version,
             "content": content,
-            "texts": [t for t in diff["texts"] if t.changed] if diff else [],
-            "changes": diff["changes"] if diff else [],
             "exports": [
                 {
                     "title": f"{api_title} — {fmt_title}",
@@ -662,17 +681,19 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
                 for fmt, fmt_title in EXPORT_FORMATS
             ],
             "token": token,
-            "a_label": "parent",
-            "b_label": f"v{version.number}",
-            "more_url": "",
         },
     )
+    # The token is in the URL: never send it to another site, but keep the same-origin
+    # Referer/Origin the copy form's CSRF check needs (no-referrer made Chromium send
+    # `Origin: null`).
+    response["Referrer-Policy"] = "same-origin"
+    return response
 
 
 @require_POST
 def shared_copy_view(request: HttpRequest, token: str) -> HttpResponse:
     if not request.user.is_authenticated:
-        return redirect_to_login(reverse("shared-page", args=[token]))
+        return _login_then_resume(request, token)
     opened = _shared_or_response(request, token)
     if isinstance(opened, HttpResponse):
         return opened

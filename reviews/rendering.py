@@ -171,6 +171,15 @@ def _code_block_rule(self: Any, tokens: list[Token], idx: int, options: Any, env
     return f"<pre><code{attrs}>{_text_rule(self, tokens, idx, options, env)}</code></pre>\n"
 
 
+def _image_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    """An image becomes a link to it: a document must not make reviewers' browsers fetch a
+    remote URL (a tracking pixel). The CSP (`img-src 'self' data:`) would block it anyway."""
+    token = tokens[idx]
+    src = html.escape(str(token.attrGet("src") or ""), quote=True)
+    alt = self.renderInline(token.children or [], options, env) or "image"
+    return f'<a href="{src}" title="Image (not loaded): {src}">[image: {alt}]</a>'
+
+
 def _heading_open_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
     token = tokens[idx]
     inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
@@ -197,6 +206,7 @@ def _markdown() -> MarkdownIt:
     md.add_render_rule("code_block", _code_block_rule)
     md.add_render_rule("fence", _code_block_rule)
     md.add_render_rule("heading_open", _heading_open_rule)
+    md.add_render_rule("image", _image_rule)
     return md
 
 

@@ -6,7 +6,7 @@ means stored data no longer rebuilds to its hash: a server-side fault that must 
 answered with silently wrong text.
 """
 
-from common.exceptions import DomainError, NotFound
+from common.exceptions import DomainError, NotFound, ServiceUnavailable
 
 
 class TextstoreError(Exception):
@@ -49,3 +49,12 @@ class ObjectNotFound(ObjectStoreError):
     def __init__(self, key: str) -> None:
         super().__init__(f"no object under key {key!r}")
         self.key = key
+
+
+class ObjectStoreUnavailable(ObjectStoreError, ServiceUnavailable):
+    """Object storage cannot be reached, timed out or answered 5xx: 503 with Retry-After."""
+
+    def __init__(self, message: str) -> None:
+        ObjectStoreError.__init__(self, message)
+        self.message = "Object storage is unavailable; try again shortly."
+        self.retry_after = 30

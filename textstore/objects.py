@@ -7,6 +7,7 @@ deployments can switch stores without a restart:
 - `object_put(key=, data=)`, `object_get(key=)`, `object_get_range(key=, start=, end=)`
   (bytes `[start, end)`; an HTTP Range GET on S3, a seek on disk), `object_size(key=)`,
   `object_delete(key=)`;
+- `object_list(prefix=)`: every object under a prefix, with size and modification time;
 - `object_presign_put(key=, size=, sha256=, expires_in=)`: a short-lived URL for a browser to
   upload straight to S3 (the local store has no HTTP face and refuses).
 """
@@ -16,16 +17,18 @@ import functools
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError
 from django.conf import settings
 
-from .exceptions import ObjectNotFound, ObjectStoreError
+from .exceptions import ObjectNotFound, ObjectStoreError, ObjectStoreUnavailable
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
@@ -42,6 +45,15 @@ class PresignedUpload:
     expires_in: int = 0
 
 
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One stored object as listed: key, size in bytes, last modification (UTC)."""
+
+    key: str
+    size: int
+    modified: datetime
+
+
 class ObjectStore(Protocol):
     def put(self, key: str, data: bytes) -> None: ...
     def get(self, key: str) -> bytes: ...
@@ -49,6 +61,7 @@ class ObjectStore(Protocol):
     def size(self, key: str) -> int: ...
     def delete(self, key: str) -> None: ...
     def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload: ...
+    def list(self, prefix: str) -> Iterator[ObjectInfo]: ...
 
 
 def _check_key(key: str) -> str:
@@ -109,6 +122,19 @@ class LocalObjectStore:
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
 
+    def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        folder = self.root / _check_key(prefix.rstrip("/"))
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.name.startswith(".upload-"):
+                stat = path.stat()
+                yield ObjectInfo(
+                    key=path.relative_to(self.root).as_posix(),
+                    size=stat.st_size,
+                    modified=datetime.fromtimestamp(stat.st_mtime, tz=UTC),
+                )
+
     def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
         raise ObjectStoreError(
             "presigned uploads need S3 object storage (set S3_BUCKET); "
@@ -117,8 +143,18 @@ class LocalObjectStore:
 
 
 @functools.lru_cache(maxsize=8)
-def _s3_client(endpoint_url: str, region: str, access_key: str, secret_key: str) -> Any:
-    """One boto3 client per configuration (creating one costs tens of milliseconds)."""
+def _s3_client(
+    endpoint_url: str,
+    region: str,
+    access_key: str,
+    secret_key: str,
+    timeouts: tuple[float, float, int] = (3.0, 10.0, 3),
+) -> Any:
+    """One boto3 client per configuration (creating one costs tens of milliseconds).
+
+    `timeouts` is (connect seconds, read seconds, attempts): boto3's defaults (60 s reads,
+    retried) would let a silent S3 hold a web worker for minutes."""
+    connect_timeout, read_timeout, attempts = timeouts
     return boto3.client(
         "s3",
         endpoint_url=endpoint_url or None,
@@ -129,9 +165,21 @@ def _s3_client(endpoint_url: str, region: str, access_key: str, secret_key: str)
             signature_version="s3v4",
             # Custom endpoints (MinIO, moto, loopback IPs) rarely resolve bucket subdomains.
             s3={"addressing_style": "path" if endpoint_url else "auto"},
-            retries={"max_attempts": 3, "mode": "standard"},
+            retries={"max_attempts": attempts, "mode": "standard"},
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
         ),
     )
+
+
+def _is_unavailable(exc: Exception) -> bool:
+    """S3 cannot be reached, timed out, or answered 5xx (slow down, internal error)."""
+    if isinstance(exc, (HTTPClientError, ConnectionError)):
+        return True
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return int(status) >= 500
+    return False
 
 
 def _is_missing(exc: ClientError) -> bool:
@@ -148,6 +196,8 @@ class S3ObjectStore:
     def _fail(self, key: str, exc: Exception) -> ObjectStoreError:
         if isinstance(exc, ClientError) and _is_missing(exc):
             return ObjectNotFound(key)
+        if _is_unavailable(exc):
+            return ObjectStoreUnavailable(f"S3 request for {key!r} failed: {exc}")
         return ObjectStoreError(f"S3 request for {key!r} failed: {exc}")
 
     def put(self, key: str, data: bytes) -> None:
@@ -193,6 +243,19 @@ class S3ObjectStore:
         except (BotoCoreError, ClientError) as exc:
             raise self._fail(key, exc) from exc
 
+    def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=_check_key(prefix.rstrip("/")) + "/"
+            )
+            for page in pages:
+                for item in page.get("Contents", []):
+                    yield ObjectInfo(
+                        key=item["Key"], size=int(item["Size"]), modified=item["LastModified"]
+                    )
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(prefix, exc) from exc
+
     def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
         """A PUT URL bound to this key, length and SHA-256: S3 rejects any other body."""
         checksum = base64.b64encode(bytes.fromhex(sha256)).decode("ascii")
@@ -227,6 +290,11 @@ def object_store() -> ObjectStore:
             settings.S3_REGION,
             settings.S3_ACCESS_KEY_ID,
             settings.S3_SECRET_ACCESS_KEY,
+            (
+                float(settings.S3_CONNECT_TIMEOUT),
+                float(settings.S3_READ_TIMEOUT),
+                int(settings.S3_MAX_ATTEMPTS),
+            ),
         )
         return S3ObjectStore(client, settings.S3_BUCKET)
     return LocalObjectStore(Path(settings.OBJECT_STORE_DIR))
@@ -251,6 +319,11 @@ def object_size(*, key: str) -> int:
 
 def object_delete(*, key: str) -> None:
     object_store().delete(key)
+
+
+def object_list(*, prefix: str) -> Iterator[ObjectInfo]:
+    """Every object under `prefix/` (in-flight local uploads excluded)."""
+    return object_store().list(prefix)
 
 
 def object_presign_put(*, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:

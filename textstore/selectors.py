@@ -9,7 +9,9 @@ returns wrong text.
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
 
@@ -323,3 +325,32 @@ def blob_verify(*, sha: str) -> None:
             problems.append("run or anchor")
     if problems:
         raise _integrity(blob, "bookkeeping does not match its base: " + ", ".join(problems))
+
+
+BLOB_PREFIX = "blobs"
+_ORPHAN_BATCH = 1000
+
+
+def object_orphans(*, older_than: datetime | None = None) -> Iterator[objects.ObjectInfo]:
+    """Objects under blobs/ that no blob row references (optionally: modified before
+    `older_than`). A save writes its object before its row, so a young orphan may be a save
+    still in flight: callers that delete pass a grace period."""
+
+    def unreferenced(batch: list[objects.ObjectInfo]) -> Iterator[objects.ObjectInfo]:
+        known = set(
+            Blob.objects.filter(object_key__in=[o.key for o in batch]).values_list(
+                "object_key", flat=True
+            )
+        )
+        yield from (o for o in batch if o.key not in known)
+
+    batch: list[objects.ObjectInfo] = []
+    for info in objects.object_list(prefix=BLOB_PREFIX):
+        if older_than is not None and info.modified >= older_than:
+            continue
+        batch.append(info)
+        if len(batch) >= _ORPHAN_BATCH:
+            yield from unreferenced(batch)
+            batch = []
+    if batch:
+        yield from unreferenced(batch)

@@ -212,3 +212,13 @@ def blob_put(*, text: str, base: Blob | str | None = None) -> Blob:
     if row is None:
         row = _full_row(sha=sha, text=text, data=data)
     return _insert(row, text)
+
+
+def object_orphan_delete(*, key: str) -> bool:
+    """Delete an object no blob row references; re-checked right before deleting, so an object
+    that a save has meanwhile committed a row for is kept. Returns whether it was deleted."""
+    if Blob.objects.filter(object_key=key).exists():
+        return False
+    objects.object_delete(key=key)
+    logger.info("textstore.orphan_deleted", extra={"key": key})
+    return True

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.fields import StringOrIntegerField
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import Annotation, Area
@@ -46,9 +47,8 @@ class AnnotationListCreateApi(APIView):
         severity = serializers.ChoiceField(choices=Annotation.Severity.values)
         body = serializers.CharField(max_length=10_000)
         tradeoff = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
-        constraint = serializers.CharField(
+        constraint = StringOrIntegerField(
             required=False,
-            allow_blank=True,
             allow_null=True,
             max_length=200,
             help_text="One of the document's pinned constraints: its text or its index.",
@@ -101,9 +101,7 @@ class AnnotationDetailApi(APIView):
         severity = serializers.ChoiceField(choices=Annotation.Severity.values, required=False)
         body = serializers.CharField(required=False, max_length=10_000)
         tradeoff = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
-        constraint = serializers.CharField(
-            required=False, allow_blank=True, allow_null=True, max_length=200
-        )
+        constraint = StringOrIntegerField(required=False, allow_null=True, max_length=200)
 
     @extend_schema(responses=ReviewAnnotationSerializer)
     def get(self, request: Request, annotation_id: int) -> Response:

@@ -6,6 +6,7 @@ the document's author or the annotation's author.
 """
 
 import logging
+import re
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 QUOTE_MAX_CHARS = 10_000
 TEXT_MAX_CHARS = 10_000
 RANK_MAX = 1000
+CONSTRAINT_INDEX = re.compile(r"[0-9]{1,6}")
 
 
 def _int_or_error(value: Any, field: str) -> int:
@@ -111,7 +113,8 @@ def _constraint_match(doc: DesignDoc, constraint: Any) -> str:
         wanted = " ".join(constraint.split())
         if wanted in doc.constraints:
             return wanted
-        if wanted.isdigit() and int(wanted) < len(doc.constraints):
+        # ASCII digits only: "²".isdigit() is true but int() refuses it.
+        if CONSTRAINT_INDEX.fullmatch(wanted) and int(wanted) < len(doc.constraints):
             return doc.constraints[int(wanted)]
     raise ReviewsError(
         "constraint: must be one of the document's pinned constraints.", field="constraint"

@@ -71,3 +71,49 @@ def test_grant_between_two_accounts_then_revoke(new_page, artifacts_dir):
     bob.reload()
     assert bob.locator("h1").inner_text() == "Not found"
     assert "For Bob." not in bob.content()
+
+
+def test_pinned_link_hides_its_parents_secret_and_copy_works(new_page, artifacts_dir):
+    """The owner removed a key before sharing v2: nothing of v1 reaches the visitor's browser,
+    and "Copy to my prompts" (a CSRF-protected form) works from the shared page."""
+    from playground.services import prompt_version_create, share_link_create
+
+    owner = make_user("olga")
+    make_user("bob")
+    secret = "sk-SECRET-do-not-share-4242"
+    prompt, root = prompt_create(
+        actor=owner, title="Support bot", content=content(system=f"Use key {secret}.")
+    )
+    v2 = prompt_version_create(
+        actor=owner,
+        prompt=prompt,
+        parent=root,
+        content=content(system="Use the key from the environment."),
+        message="remove the key",
+    ).version
+    _, token = share_link_create(actor=owner, prompt=prompt, access="public", version=v2)
+
+    bob = new_page()
+    login(bob, "bob")
+    bodies: list[str] = []
+
+    def keep(response) -> None:
+        try:
+            bodies.append(response.text())
+        except Exception:  # redirects and aborted responses have no body
+            bodies.append("")
+
+    bob.on("response", keep)
+    bob.goto(f"/s/{token}")
+    bob.wait_for_load_state("networkidle")
+    assert "Use the key from the environment." in bob.content()
+    assert secret not in bob.content()
+    assert bodies and all(secret not in body for body in bodies)
+    bob.screenshot(path=artifacts_dir / "shared-pinned.png", full_page=True)
+
+    bob.get_by_role("button", name="Copy to my prompts").click()
+    bob.wait_for_url("**/playground/p/*/")
+    assert "Copied into your prompts." in bob.locator(".messages").inner_text()
+    assert bob.locator("h1").inner_text().startswith("Copy of Support bot")
+    assert secret not in bob.content()
+    bob.screenshot(path=artifacts_dir / "copied.png", full_page=True)

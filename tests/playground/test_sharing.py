@@ -577,3 +577,139 @@ def test_query_counts_do_not_grow_with_links(world):
 def test_api_key_tokens_are_not_share_tokens(world):
     _, key = api_token_create(actor=world.owner)
     assert share_link_resolve(token=key) is None
+
+
+# --- a link reveals only what it shares (issue #10 §1) ---------------------------------------
+
+
+@dataclass
+class Planted:
+    owner: object
+    prompt: object
+    shared: object
+    secrets: list
+
+
+@pytest.fixture
+def planted() -> Planted:
+    """A prompt whose parent, child and sibling of the shared version each hold a secret."""
+    owner = make_user("planter")
+    parent_secret, child_secret, sibling_secret = (
+        f"SECRET-{name}-{secrets.token_hex(4)}" for name in ("parent", "child", "sibling")
+    )
+    prompt, root = make_prompt(
+        owner,
+        system=f"Key {parent_secret}",
+        messages=[{"role": "user", "content": f"customer {parent_secret}"}],
+    )
+    shared = save(owner, prompt, root, message="scrubbed", system="clean").version
+    save(owner, prompt, root, message=sibling_secret, system=sibling_secret)
+    save(owner, prompt, shared, message=child_secret, system=child_secret)
+    # `main` goes back to the clean version, so a label link shows it as well.
+    from playground.models import Label
+
+    Label.objects.filter(prompt=prompt, name="main").update(version=shared)
+    return Planted(owner, prompt, shared, [parent_secret, child_secret, sibling_secret])
+
+
+def _assert_no_secret(planted, body: bytes, where: str) -> None:
+    text = body.decode()
+    for secret in planted.secrets:
+        assert secret not in text, (where, secret)
+
+
+@pytest.mark.parametrize("scope", ["pinned", "label"])
+def test_shared_surfaces_never_show_another_versions_text(planted, scope):
+    kwargs = {"version": planted.shared} if scope == "pinned" else {"label_name": "main"}
+    _, token = share_link_create(
+        actor=planted.owner, prompt=planted.prompt, access="public", **kwargs
+    )
+    anonymous = Client()
+    page = anonymous.get(f"/s/{token}")
+    assert page.status_code == 200 and b"clean" in page.content
+    _assert_no_secret(planted, page.content, "page")
+    api = api_client_for(None).get(f"/api/v1/shared/{token}/")
+    assert api.status_code == 200 and api.json()["content"]["system"] == "clean"
+    _assert_no_secret(planted, api.content, "api")
+    # Export on the shared page is every format of the shared version only.
+    assert page.content.count(b"export-variant") == 8
+    # Copy makes a prompt with the shared version's content only.
+    copier = make_user("copier")
+    client = Client()
+    client.force_login(copier)
+    assert client.post(f"/s/{token}/copy").status_code == 302
+    copied = copier.prompts.get()
+    assert copied.versions.count() == 1
+    mine = client.get(f"/playground/p/{copied.pk}/")
+    assert b"clean" in mine.content
+    _assert_no_secret(planted, mine.content, "copy")
+    exported = api_client_for(copier).get(
+        f"/api/v1/versions/{copied.versions.get().pk}/export/?api=anthropic&format=python"
+    )
+    assert exported.status_code == 200
+    _assert_no_secret(planted, exported.content, "copy export")
+
+
+def test_shared_responses_are_not_cached_and_keep_the_token_in_the_site(world):
+    page = Client().get(f"/s/{world.tokens['public']}")
+    assert page.status_code == 200
+    assert "no-store" in page["Cache-Control"]
+    # no-referrer made Chromium send `Origin: null` on the copy form: same-origin keeps the
+    # token from third parties and lets the form's CSRF check pass.
+    assert page["Referrer-Policy"] == "same-origin"
+    assert b'content="no-referrer"' not in page.content
+    api = api_client_for(None).get(f"/api/v1/shared/{world.tokens['public']}/")
+    assert "no-store" in api["Cache-Control"]
+    for status_page in (
+        Client().get(f"/s/{world.tokens['revoked']}"),
+        Client().get(f"/s/{world.tokens['login']}"),
+        api_client_for(None).get(f"/api/v1/shared/{world.tokens['revoked']}/"),
+    ):
+        assert "no-store" in status_page["Cache-Control"]
+    mine = _page_client(world, "owner").get(f"/playground/p/{world.prompt.pk}/")
+    assert "private" in mine["Cache-Control"]
+    listed = api_client_for(world.owner).get(f"/api/v1/prompts/{world.prompt.pk}/")
+    assert "private" in listed["Cache-Control"]
+
+
+def test_copy_passes_the_csrf_check_the_way_a_browser_sends_it(world):
+    """With enforced CSRF, the form's token and the same-origin Referer Chromium sends."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world.users["stranger"])
+    page = client.get(f"/s/{world.tokens['public']}")
+    token = page.content.decode().split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    response = client.post(
+        f"/s/{world.tokens['public']}/copy",
+        {"csrfmiddlewaretoken": token},
+        HTTP_ORIGIN="http://testserver",
+        HTTP_REFERER=f"http://testserver/s/{world.tokens['public']}",
+    )
+    assert response.status_code == 302
+    assert world.users["stranger"].prompts.count() == 1
+
+
+def test_login_link_keeps_its_token_out_of_the_login_url(world):
+    token = world.tokens["login"]
+    client = Client()
+    for response in (
+        client.get(f"/s/{token}"),
+        client.post(f"/s/{world.tokens['public']}/copy"),
+    ):
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+        assert "rl_" not in response["Location"]
+    # "Log in to copy" on a public page does not carry the token either.
+    page = client.get(f"/s/{world.tokens['public']}").content.decode()
+    assert "?next=/s/rl_" not in page and "next=%2Fs%2Frl_" not in page
+    # After logging in, the visitor lands back on the link they opened.
+    client.get(f"/s/{token}")
+    from tests.factories import PASSWORD
+
+    login = client.post(
+        "/accounts/login/",
+        {"username": "stranger", "password": PASSWORD, "next": "/s/resume"},
+    )
+    assert login.status_code == 302 and login["Location"] == "/s/resume"
+    resumed = client.get("/s/resume")
+    assert resumed.status_code == 302 and resumed["Location"] == f"/s/{token}"
+    assert client.get(resumed["Location"]).status_code == 200

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from textstore.exceptions import BlobNotFound, ObjectStoreError, TextstoreIntegrityError
 from textstore.models import Blob
-from textstore.selectors import blob_verify
+from textstore.selectors import blob_verify, object_orphans
 
 
 class Command(BaseCommand):
@@ -35,7 +35,14 @@ class Command(BaseCommand):
             except (TextstoreIntegrityError, BlobNotFound, ObjectStoreError) as exc:
                 damaged.append(sha)
                 self.stderr.write(f"DAMAGED {sha}: {exc}")
-        summary = f"checked {checked} blobs, {len(damaged)} damaged"
+        orphans = 0
+        if not options["sha"]:
+            for orphan in object_orphans():
+                orphans += 1
+                self.stdout.write(f"ORPHAN {orphan.key} ({orphan.size} bytes, no blob row)")
+        summary = f"checked {checked} blobs, {len(damaged)} damaged, {orphans} orphan objects"
+        if orphans:
+            summary += " (remove old ones with `manage.py textstore_gc --delete`)"
         if damaged:
             raise CommandError(summary)
         self.stdout.write(self.style.SUCCESS(summary))

@@ -1,0 +1,27 @@
+"""Request parsers for the API. Kept apart from common.api: DRF reads DEFAULT_PARSER_CLASSES
+while `rest_framework.views` is still importing, so this module must not import DRF views."""
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.parsers import JSONParser as BaseJSONParser
+
+from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
+
+
+class JSONParser(BaseJSONParser):
+    """DRF's JSON parser with the project's depth limit (common.jsonlimits)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+        except UnicodeDecodeError:
+            raise exceptions.ParseError("JSON parse error - the body is not valid UTF-8.") from None
+        if not text:
+            raise exceptions.ParseError("JSON parse error - the body is empty.")
+        try:
+            return json_loads_limited(text, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
+        except JsonRefused as error:
+            raise exceptions.ParseError(f"JSON parse error - {error}") from None
+        except ValueError as error:
+            raise exceptions.ParseError(f"JSON parse error - {error}") from None
