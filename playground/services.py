@@ -21,7 +21,7 @@ from questionbank.models import Question
 from textstore.services import blob_put
 
 from .content import content_hash, content_validate
-from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
+from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
     AccessGrant,
     AccessLogEntry,

@@ -25,7 +25,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     traffic = page.get_by_role("textbox", name="Traffic")
     traffic.fill("5000")
     page.wait_for_function(
-        "document.querySelector('[data-figure=\"gpus\"] .estimate-value').textContent === '20'"
+        "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value').textContent === '20'"
     )
     assert gpus_shown(page) == "20"
     desc_after = page.locator(".estimate-plot svg desc").text_content()
@@ -39,7 +39,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     assert page.locator(".estimate-plot svg").count() == 0
     traffic.fill("250")
     page.wait_for_function(
-        "document.querySelector('[data-figure=\"gpus\"] .estimate-value')?.textContent === '1'"
+        "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value')?.textContent === '1'"
     )
     low = page.locator(".estimate-plot svg desc").text_content()
     assert "the timeout, not the traffic, sets the latency" in low
@@ -67,7 +67,7 @@ def test_storage_panel(page, artifacts_dir):
     assert "1.89 PB" in page.locator('[data-figure="total_bytes"]').inner_text()
     page.get_by_role("textbox", name="Retention").fill("30")
     page.wait_for_function(
-        "document.querySelector('[data-figure=\"total_bytes\"]').textContent.includes('156 TB')"
+        "() => document.querySelector('[data-figure=\"total_bytes\"]').textContent.includes('156 TB')"
     )
     page.locator(".estimator").screenshot(path=artifacts_dir / "storage.png")
 

@@ -48,7 +48,7 @@ def test_timed_review_submit_and_scorecard(new_page, artifacts_dir):
     timer = page.locator("#practice-timer")
     assert "of 45:00" in timer.inner_text()
     page.wait_for_function(
-        "document.querySelector('[data-timer-elapsed]').textContent.startsWith('0:0')"
+        "() => document.querySelector('[data-timer-elapsed]').textContent.startsWith('0:0')"
     )
     first = timer.locator("[data-timer-elapsed]").inner_text()
     page.wait_for_function(

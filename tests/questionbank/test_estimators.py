@@ -285,8 +285,11 @@ def test_the_swarm_never_beats_the_lower_bound(hosts, size_gb, chunk_mb, fail, s
         fail_fraction=fail,
         seed=seed,
     )
-    assert sim.completion_s >= est.lower_bound_s * (1 - 1e-9)
     assert sim.hosts_completed + sim.hosts_failed == hosts
+    # When every host dies before it has the file, nothing completed and there is no transfer
+    # time to compare (hypothesis found hosts=1 dying in round 7 of 10).
+    if sim.hosts_completed:
+        assert sim.completion_s >= est.lower_bound_s * (1 - 1e-9)
 
 
 # --- Inputs, practice, plots -------------------------------------------------------------------
