@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -128,3 +129,14 @@ class JsonErrorsMixin(APIView):
             response.accepted_renderer = JSONRenderer()
             response.accepted_media_type = JSONRenderer.media_type
         return response
+
+
+class StrictPageNumberPagination(PageNumberPagination):
+    """Page-number pagination that refuses a `page` that is not a whole number ≥ 1 (DRF reads
+    an empty `?page=` as page 1), so what the schema documents as an integer is one."""
+
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
+        values = request.query_params.getlist(self.page_query_param)
+        if values and (len(values) > 1 or not (values[0].isascii() and values[0].isdigit())):
+            raise DomainError("page: must be a whole number of 1 or more.", field="page")
+        return super().paginate_queryset(queryset, request, view)

@@ -1,11 +1,10 @@
 from csp.decorators import csp_update
 from django.contrib import admin
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts import views as account_views
+from config import views as config_views
 from playground import views as playground_views
 
 api_v1 = [
@@ -27,7 +26,7 @@ urlpatterns = [
     path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico whatever the page says; point them at the static icon.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("favicon.ico", config_views.favicon),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

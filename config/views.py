@@ -1,5 +1,6 @@
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 
 from common.api import NOT_FOUND_DETAIL
 
@@ -12,3 +13,12 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
             {"detail": NOT_FOUND_DETAIL}, status=404, json_dumps_params={"separators": (",", ":")}
         )
     return render(request, "404.html", status=404)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page says: send them to the static icon.
+
+    Resolved per request, not at import: with the manifest storage the hashed name exists only
+    after collectstatic, and URL loading (e.g. `check --deploy`) must not depend on it.
+    """
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

@@ -9,7 +9,6 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -280,12 +279,10 @@ def label_move(
     """
     if not isinstance(name, str) or not LABEL_NAME.match(name):
         raise ContentInvalid(
-            "name: a label name is 1-40 letters, digits, '-' or '_'.", field="name"
+            "name: Label name must be 1-40 letters, digits, '-' or '_'.", field="name"
         )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
-    if not isinstance(name, str) or not 0 < len(name) <= 40 or not slug_re.fullmatch(name):
-        raise ContentInvalid("Label name: 1-40 letters, digits, - or _.", field="name")
     label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
     is_owner = actor.pk == prompt.owner_id
     # A new label named like `production` starts protected; an existing one is protected only

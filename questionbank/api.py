@@ -41,7 +41,7 @@ class QuestionListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        kind = self.request.query_params.get("kind") or None
+        kind = self.request.query_params.get("kind")
         if kind is not None and kind not in Question.Kind.values:
             raise DomainError(
                 f"kind: unknown kind {kind!r}; one of {', '.join(Question.Kind.values)}.",

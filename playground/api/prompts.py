@@ -8,11 +8,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.api import StrictPageNumberPagination
 from common.auth import request_actor
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
@@ -187,7 +187,7 @@ class PromptDetailApi(APIView):
         return Response({**PromptOutputSerializer(prompt).data, "labels": labels})
 
 
-class TreePagination(PageNumberPagination):
+class TreePagination(StrictPageNumberPagination):
     page_size = 500
     page_size_query_param = "page_size"
     max_page_size = 1000

@@ -295,7 +295,10 @@ class InboxListApi(ListAPIView):
 
     def get_queryset(self):
         items = inbox_list_for_user(user=self.request.user)
-        if self.request.query_params.get("unread") in ("1", "true"):
+        values = self.request.query_params.getlist("unread")
+        if len(values) > 1 or any(v not in ("true", "false", "1", "0") for v in values):
+            raise ReviewsError("unread: must be true or false.", field="unread")
+        if values and values[0] in ("1", "true"):
             items = items.filter(read_at__isnull=True)
         return items
 
