@@ -1,5 +1,6 @@
 """Project-wide API plumbing: every error is JSON with a human-readable `detail`."""
 
+import re
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -131,9 +132,13 @@ class JsonErrorsMixin(APIView):
         return response
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 class StrictPageNumberPagination(PageNumberPagination):
-    """Page-number pagination that refuses a `page` that is not a whole number ≥ 1 (DRF reads
-    an empty `?page=` as page 1), so what the schema documents as an integer is one."""
+    """Page-number pagination that refuses (400) a `page` that is not an integer — DRF reads an
+    empty `?page=` as page 1 — so what the schema documents as an integer is one. An integer
+    with no such page stays DRF's 404."""
 
     def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
         values = request.query_params.getlist(self.page_query_param)
