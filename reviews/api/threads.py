@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.selectors import MAX_ID
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import AnnotationAnchor, BodyEdit, InboxItem, Reply, Review, Verdict
@@ -314,7 +315,9 @@ class InboxReadApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         ids = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False, max_length=1000
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+            required=False,
+            max_length=1000,
         )
 
     class OutputSerializer(serializers.Serializer):
