@@ -142,6 +142,6 @@ class StrictPageNumberPagination(PageNumberPagination):
 
     def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
         values = request.query_params.getlist(self.page_query_param)
-        if values and (len(values) > 1 or not (values[0].isascii() and values[0].isdigit())):
-            raise DomainError("page: must be a whole number of 1 or more.", field="page")
+        if values and (len(values) > 1 or not _INTEGER.fullmatch(values[0])):
+            raise DomainError("page: must be a whole number.", field="page")
         return super().paginate_queryset(queryset, request, view)
