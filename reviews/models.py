@@ -122,6 +122,11 @@ class Review(models.Model):
                 fields=["revision", "reviewer", "attempt"],
                 name="review_one_per_revision_reviewer_attempt",
             ),
+            models.UniqueConstraint(
+                fields=["revision", "reviewer"],
+                condition=Q(status="draft"),
+                name="review_one_draft_per_revision_reviewer",
+            ),
             models.CheckConstraint(
                 condition=(Q(status="draft") & Q(submitted_at__isnull=True))
                 | (Q(status="submitted") & Q(submitted_at__isnull=False)),

@@ -48,9 +48,11 @@ def mock_review_start(*, actor: User, doc: DesignDoc) -> tuple[Review, bool]:
     try:
         with transaction.atomic():
             review = Review.objects.create(revision=revision, reviewer_id=actor.pk, attempt=attempt)
-    except IntegrityError:  # a concurrent start won: resume it
+    except IntegrityError:  # a concurrent start won (one draft per reviewer): resume its draft
         return (
-            Review.objects.get(revision=revision, reviewer_id=actor.pk, attempt=attempt),
+            Review.objects.get(
+                revision=revision, reviewer_id=actor.pk, status=Review.Status.DRAFT
+            ),
             False,
         )
     checklist_rows_create(review)
