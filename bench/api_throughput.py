@@ -82,7 +82,7 @@ def prepare(env: dict[str, str]) -> Fixture:
         user = user or user_create(username="bench", password="bench-pass-123")
         content = {
             "provider": "anthropic",
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "system": "You are a senior reviewer.\\n" * 80,
             "messages": [
                 {"role": "user", "content": "Review: {{design}}"},

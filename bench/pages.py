@@ -71,7 +71,7 @@ def build_prompt(owner, versions: int, question=None):
     system = "You are a careful reviewer of system designs.\n" * 40
     content = {
         "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "system": system,
         "messages": [{"role": "user", "content": "Review: {{design}}"}],
         "variables": {"design": "a cache"},

@@ -23,7 +23,7 @@ from .exceptions import ContentInvalid
 PROVIDERS = ("anthropic", "openai", "echo")
 ROLES = ("user", "assistant")
 DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4.1-mini",
     "echo": "echo-1",
 }

@@ -7,7 +7,7 @@ from playground.services import prompt_create, prompt_version_create
 
 BASE_CONTENT: dict[str, Any] = {
     "provider": "anthropic",
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-4-6",
     "system": "You are a careful reviewer.\nAnswer in short paragraphs.\n",
     "messages": [{"role": "user", "content": "Review this design: {{design}}"}],
     "params": {"temperature": 0.5, "max_tokens": 512, "top_p": None, "stop": []},

@@ -26,7 +26,7 @@ from tests.playground.runkit.worker import run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
+MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1-mini"}
 
 
 def _worker_env(server) -> dict[str, str]:

@@ -16,7 +16,7 @@ from tests.playground.factories import make_prompt
 pytestmark = pytest.mark.django_db
 
 PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
-MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
+MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1-mini"}
 TOOLS = [
     {
         "name": "search_metrics",

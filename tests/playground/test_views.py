@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 def _form(parent=None, **overrides):
     data = {
         "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "max_tokens": "256",
         "temperature": "0.3",
         "top_p": "",
