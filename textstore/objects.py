@@ -9,15 +9,18 @@ deployments can switch stores without a restart:
   `object_delete(key=)`;
 - `object_list(prefix=)`: every object under a prefix, with size and modification time;
 - `object_presign_put(key=, size=, sha256=, expires_in=)`: a short-lived URL for a browser to
-  upload straight to S3 (the local store has no HTTP face and refuses).
+  upload straight to S3 (the local store has no HTTP face and refuses);
+- `object_put_file(key=, path=)` and `object_put_stream(key=, chunks=)`: store an object
+  without holding it in memory (a file is moved into place, or streamed to S3).
 """
 
 import base64
 import functools
 import os
+import shutil
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +59,7 @@ class ObjectInfo:
 
 class ObjectStore(Protocol):
     def put(self, key: str, data: bytes) -> None: ...
+    def put_file(self, key: str, path: Path) -> None: ...
     def get(self, key: str) -> bytes: ...
     def get_range(self, key: str, start: int, end: int) -> bytes: ...
     def size(self, key: str) -> int: ...
@@ -94,6 +98,19 @@ class LocalObjectStore:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def put_file(self, key: str, path: Path) -> None:
+        """Move the file at `path` into place (a rename when on the same file system)."""
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+        os.close(fd)
+        try:
+            shutil.move(path, tmp)
+            os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -211,6 +228,21 @@ class S3ObjectStore:
         except (BotoCoreError, ClientError) as exc:
             raise self._fail(key, exc) from exc
 
+    def put_file(self, key: str, path: Path) -> None:
+        """Stream the file at `path` to S3 (one PUT, read from disk as it goes); then delete it."""
+        try:
+            with open(path, "rb") as handle:
+                self.client.put_object(
+                    Bucket=self.bucket,
+                    Key=_check_key(key),
+                    Body=handle,
+                    ContentType=UPLOAD_CONTENT_TYPE,
+                )
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+        finally:
+            Path(path).unlink(missing_ok=True)
+
     def get(self, key: str) -> bytes:
         try:
             response = self.client.get_object(Bucket=self.bucket, Key=_check_key(key))
@@ -302,6 +334,32 @@ def object_store() -> ObjectStore:
 
 def object_put(*, key: str, data: bytes) -> None:
     object_store().put(key, data)
+
+
+def object_put_file(*, key: str, path: Path) -> None:
+    """Store the file at `path` under `key`; the file is moved (or deleted once sent)."""
+    object_store().put_file(key, Path(path))
+
+
+def object_put_stream(*, key: str, chunks: Iterable[bytes]) -> int:
+    """Store the concatenation of `chunks` under `key` without holding it in memory; returns
+    its size. Spooled through a temporary file, so a failure midway stores nothing."""
+    store = object_store()
+    folder = None
+    if isinstance(store, LocalObjectStore):
+        folder = store._path(key).parent
+        folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".upload-")
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+                size += len(chunk)
+        store.put_file(key, Path(tmp))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return size
 
 
 def object_get(*, key: str) -> bytes:

@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -25,7 +26,7 @@ _STATE_ROWS = Blob.objects.select_related("anchor").defer(
 
 
 @dataclass(frozen=True)
-class _Delta:
+class Delta:
     codec: str
     payload: bytes
 
@@ -50,7 +51,7 @@ def _utf8(text: str) -> bytes:
         ) from exc
 
 
-def _base_row(base: Blob | str) -> Blob:
+def base_row(base: Blob | str) -> Blob:
     sha = base.sha256 if isinstance(base, Blob) else base
     row = _STATE_ROWS.filter(pk=sha).first() if isinstance(sha, str) else None
     if row is None:
@@ -68,7 +69,7 @@ def _source_text(blob: Blob) -> str | None:
         return None
 
 
-def _delta(*, source: str, target: str) -> _Delta | None:
+def _delta(*, source: str, target: str) -> Delta | None:
     """A compressed exact delta, or None if it fails to rebuild `target` (then: full)."""
     delta = delta_compute(source=source, target=target)
     # Both readers must rebuild the target (see delta.py), or the text gets a snapshot.
@@ -79,18 +80,41 @@ def _delta(*, source: str, target: str) -> _Delta | None:
         logger.warning("textstore.delta_mismatch", extra={"source_chars": len(source)})
         return None
     codec, payload = payload_compress(delta.encode("utf-8"))
-    return _Delta(codec=codec, payload=payload)
+    return Delta(codec=codec, payload=payload)
 
 
 def _delta_row(*, sha: str, text: str, data: bytes, base: Blob) -> Blob | None:
     """A delta row per the snapshot policy (policy.py), or None when a full one is due."""
-    cap = chain_cap(char_length=len(text))
+
+    def delta_for(source: Blob) -> Delta | None:
+        source_text = _source_text(source)
+        return None if source_text is None else _delta(source=source_text, target=text)
+
+    return delta_row_build(
+        sha=sha, char_length=len(text), byte_length=len(data), base=base, delta_for=delta_for
+    )
+
+
+def delta_row_build(
+    *,
+    sha: str,
+    char_length: int,
+    byte_length: int,
+    base: Blob,
+    delta_for: Callable[[Blob], Delta | None],
+) -> Blob | None:
+    """The snapshot policy's choice for a new text given a way to diff it against a stored one:
+    a plain delta against `base`, an intermediate snapshot against its anchor, or None (full).
+
+    `delta_for(blob)` returns a checked, compressed delta from `blob`'s text to the new one, or
+    None when there is none (the base is damaged, the delta does not rebuild the text).
+    """
+    cap = chain_cap(char_length=char_length)
     inline_max = int(settings.TEXTSTORE_INLINE_MAX)
-    base_text = _source_text(base)
-    plain = None if base_text is None else _delta(source=base_text, target=text)
+    plain = delta_for(base)
     if plain is None or len(plain.payload) > inline_max:
         return None
-    lengths = {"sha256": sha, "char_length": len(text), "byte_length": len(data)}
+    lengths = {"sha256": sha, "char_length": char_length, "byte_length": byte_length}
     state = _state(base)
     if plain_delta_fits(base=state, delta_size=len(plain.payload), cap=cap):
         return Blob(
@@ -113,8 +137,7 @@ def _delta_row(*, sha: str, text: str, data: bytes, base: Blob) -> Blob | None:
     # Skip the second diff when even the small delta could not fit on the anchor's chain.
     if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(plain.payload), cap=cap):
         return None
-    anchor_text = _source_text(anchor)
-    jump = None if anchor_text is None else _delta(source=anchor_text, target=text)
+    jump = delta_for(anchor)
     if jump is None or len(jump.payload) > inline_max:
         return None
     if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(jump.payload), cap=cap):
@@ -165,7 +188,12 @@ def _full_row(*, sha: str, text: str, data: bytes) -> Blob:
     )
 
 
-def _insert(row: Blob, text: str) -> Blob:
+def blob_insert(row: Blob, text: str | None = None) -> Blob:
+    """Insert a new row (or return the existing one for its sha if a concurrent save won)."""
+    return _insert(row, text)
+
+
+def _insert(row: Blob, text: str | None) -> Blob:
     with transaction.atomic():
         try:
             with transaction.atomic():  # savepoint: a lost race must not poison the outer one
@@ -176,7 +204,8 @@ def _insert(row: Blob, text: str) -> Blob:
                 raise
             return existing
         # Only committed texts enter the cache, so it never answers for a rolled-back blob.
-        transaction.on_commit(lambda: text_cache.put(row.sha256, text))
+        if text is not None:
+            transaction.on_commit(lambda: text_cache.put(row.sha256, text))
     logger.debug(
         "textstore.blob_put",
         extra={
@@ -208,7 +237,7 @@ def blob_put(*, text: str, base: Blob | str | None = None) -> Blob:
         return existing
     row = None
     if base is not None:
-        row = _delta_row(sha=sha, text=text, data=data, base=_base_row(base))
+        row = _delta_row(sha=sha, text=text, data=data, base=base_row(base))
     if row is None:
         row = _full_row(sha=sha, text=text, data=data)
     return _insert(row, text)

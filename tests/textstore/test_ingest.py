@@ -1,0 +1,175 @@
+"""Streaming ingest (textstore/ingest.py): an object is checked and stored in bounded pieces.
+
+Runs against a moto S3 server over HTTP and against the local directory. Small settings
+(windows, chunks, the in-memory bound) make a few hundred KB exercise every path.
+"""
+
+import hashlib
+
+import pytest
+
+from textstore import ingest, objects
+from textstore.chunks import chunk_index_parse
+from textstore.exceptions import BlobNotFound
+from textstore.ingest import IngestRejected, blob_put_object
+from textstore.models import Blob
+from textstore.selectors import blob_read, blob_read_range, blob_verify
+from textstore.services import blob_put
+
+from .helpers import history
+
+pytestmark = pytest.mark.django_db
+
+CHUNK = 2_000
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, settings, monkeypatch):
+    request.getfixturevalue("s3_storage" if request.param == "s3" else "local_storage")
+    settings.TEXTSTORE_INLINE_MAX = 4 * 1024
+    settings.TEXTSTORE_CHUNK_CHARS = CHUNK
+    monkeypatch.setattr(ingest, "WINDOW_BYTES", 4_096)
+    monkeypatch.setattr(ingest, "IN_MEMORY_MAX_BYTES", 8_192)
+    return request.param
+
+
+def text_of(chars: int, seed: int = 3) -> str:
+    text = history(seed=seed, chars=chars, versions=1)[0]
+    # Multi-byte and astral characters: byte, character and UTF-16 offsets all differ, and
+    # characters straddle window boundaries.
+    return text.replace("cache", "cäché 😀").replace("risk", "r\U0001d54fsk")
+
+
+def upload(text: str | bytes, key: str = "uploads/test") -> tuple[str, int, str]:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    objects.object_put(key=key, data=data)
+    return key, len(data), hashlib.sha256(data).hexdigest()
+
+
+def put(text: str, base: Blob | None = None) -> Blob:
+    key, size, sha = upload(text)
+    return blob_put_object(key=key, size=size, sha256=sha, base=base)
+
+
+def test_large_text_becomes_a_chunked_snapshot_read_back_exactly(store):
+    text = text_of(60_000)
+    blob = put(text)
+    assert blob.kind == Blob.Kind.FULL and blob.object_key == f"blobs/{blob.sha256}"
+    assert blob.chunk_chars == CHUNK
+    entries = chunk_index_parse(bytes(blob.chunk_index))
+    assert len(entries) == -(-len(text) // CHUNK)
+    assert blob.char_length == len(text) and blob.byte_length == len(text.encode())
+    assert blob_read(sha=blob.sha256) == text
+    assert blob_read_range(sha=blob.sha256, offset=31_337, length=5_000) == text[31_337:36_337]
+    blob_verify(sha=blob.sha256)
+
+
+def test_same_bytes_as_blob_put(store):
+    """The ingest stores the same text under the same sha as blob_put; either finds the other."""
+    text = text_of(30_000)
+    stored = blob_put(text=text)
+    assert put(text).pk == stored.pk
+    assert Blob.objects.count() == 1
+
+
+def test_one_line_edit_is_a_small_delta(store):
+    text = text_of(80_000)
+    parent = put(text)
+    lines = text.split("\n")
+    lines[len(lines) // 2] = "an edited line with ünïcode and 😀 in it"
+    edited = "\n".join(lines)
+    child = put(edited, base=parent)
+    assert child.kind == Blob.Kind.DELTA and child.base_id == parent.pk
+    assert child.stored_size < 120
+    assert blob_read(sha=child.sha256) == edited
+    assert blob_read_range(sha=child.sha256, offset=40_000, length=3_000) == edited[40_000:43_000]
+    blob_verify(sha=child.sha256)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: "prefix added " + t,
+        lambda t: t + " appended at the end",
+        lambda t: t[:1000] + t[1500:],
+        lambda t: t[:-3000],
+        lambda t: t.replace("😀", "x", 1),
+    ],
+    ids=["insert-at-start", "append", "delete-middle", "truncate", "astral-removed"],
+)
+def test_edits_rebuild_exactly(store, change):
+    text = text_of(40_000, seed=5)
+    parent = put(text)
+    edited = change(text)
+    child = put(edited, base=parent)
+    assert child.kind == Blob.Kind.DELTA
+    assert blob_read(sha=child.sha256) == edited
+    blob_verify(sha=child.sha256)
+
+
+def test_chain_of_edits_follows_the_policy(store):
+    text = text_of(40_000, seed=7)
+    blob = put(text)
+    texts = [text]
+    for number in range(6):
+        text = text.replace("\n", f"\nedit {number} ", 1)
+        texts.append(text)
+        blob = put(text, base=blob)
+        blob_verify(sha=blob.sha256)
+    for version in texts:
+        assert blob_read(sha=hashlib.sha256(version.encode()).hexdigest()) == version
+
+
+def test_completely_different_text_is_a_full_snapshot(store):
+    parent = put(text_of(40_000, seed=1))
+    other = text_of(40_000, seed=2)
+    child = put(other, base=parent)
+    assert child.kind == Blob.Kind.FULL
+    assert blob_read(sha=child.sha256) == other
+
+
+def test_small_text_goes_through_blob_put(store):
+    blob = put("a small text")
+    assert blob.kind == Blob.Kind.FULL and blob.object_key == ""
+    assert blob_read(sha=blob.sha256) == "a small text"
+
+
+def test_chunks_are_bounded(store):
+    """Every stored chunk holds at most chunk_chars characters: the writer never buffers more."""
+    text = text_of(50_000)
+    blob = put(text)
+    data = objects.object_get(key=blob.object_key)
+    for entry in chunk_index_parse(bytes(blob.chunk_index)):
+        payload = data[entry.start : entry.end]
+        assert len(payload) == entry.end - entry.start
+    assert blob_read_range(sha=blob.sha256, offset=len(text) - 10, length=50) == text[-10:]
+
+
+@pytest.mark.parametrize(
+    ("mangle", "reason"),
+    [
+        (lambda d, s, h: (d, s + 1, h), "size"),
+        (lambda d, s, h: (d, s - 1, h), "size"),
+        (lambda d, s, h: (d, s, "0" * 64), "sha256"),
+        (lambda d, s, h: (d[:5000] + b"\xff" + d[5001:], s, None), "utf8"),
+        (lambda d, s, h: (d[:-1] + b"\xe2", s, None), "utf8"),
+        (lambda d, s, h: (d[:7000] + b"\x00" + d[7001:], s, None), "nul"),
+    ],
+    ids=["too-long-declared", "too-short-declared", "hash", "bad-byte", "truncated-char", "nul"],
+)
+def test_bad_objects_are_rejected_and_nothing_is_stored(store, mangle, reason):
+    good = text_of(30_000).encode()
+    data, size, sha = mangle(good, len(good), hashlib.sha256(good).hexdigest())
+    sha = sha or hashlib.sha256(data).hexdigest()
+    objects.object_put(key="uploads/bad", data=data)
+    with pytest.raises(IngestRejected) as caught:
+        blob_put_object(key="uploads/bad", size=size, sha256=sha, forbid_nul=True)
+    assert caught.value.reason == reason
+    assert Blob.objects.count() == 0
+    assert list(objects.object_list(prefix="blobs")) == []
+
+
+def test_unknown_base(store):
+    key, size, sha = upload(text_of(20_000))
+    with pytest.raises(BlobNotFound):
+        blob_put_object(key=key, size=size, sha256=sha, base="f" * 64)

@@ -1,0 +1,396 @@
+"""Streaming ingest: store a text that arrives as an object (an upload) without ever holding it
+whole in memory.
+
+`blob_put_object(key=, size=, sha256=, base=)` reads the object at `key` in windows of
+`WINDOW_BYTES` and
+
+1. checks it: the object's size, the SHA-256 of its bytes, strict UTF-8 (an incremental decoder,
+   so a character split across two windows is fine and a truncated one is not) and, if asked,
+   no NUL character. Nothing is written before the whole object passed (`IngestRejected`
+   names what failed);
+2. stores it like `blob_put` would, under the same policy (policy.py), with bounded memory:
+   - a text already stored returns its row;
+   - a small text (and a small base) goes through `blob_put` itself;
+   - with a `base`, a delta is tried: the longest common prefix and suffix of the two texts are
+     found by comparing them window by window (the upload forwards and backwards, the base
+     through `blob_read_range`), and the delta is `=prefix -removed +inserted =suffix` in
+     diff-match-patch's format (counts in UTF-16 units, like `delta.py`). Every character the
+     delta copies was compared with the checked upload, so it rebuilds the text exactly by
+     construction. A one-line edit of a 50 MB text is a delta of a few dozen bytes;
+   - otherwise a full snapshot in object storage in the chunk format of chunks.py, encoded
+     chunk by chunk into a temporary file that is then moved (or streamed) into place.
+
+Peak memory is a few windows and one chunk, whatever the text's size. The object at `key` is
+the caller's: it is read, never deleted here.
+"""
+
+import codecs
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import quote
+
+from django.conf import settings
+
+from common.exceptions import DomainError
+
+from . import objects
+from .chunks import CHUNK_LEVEL, DEFAULT_CHUNK_CHARS, ENTRY
+from .compression import CODEC_ZLIB, deflate, payload_compress
+from .exceptions import BlobNotFound, TextstoreIntegrityError
+from .models import Blob
+from .selectors import blob_read_range
+from .services import Delta, base_row, blob_insert, blob_put, delta_row_build
+
+logger = logging.getLogger(__name__)
+
+WINDOW_BYTES = 1 << 20
+# Texts (and bases) up to this size are read whole and stored by `blob_put` (diff-match-patch
+# finds better deltas than a prefix and suffix; the memory is small).
+IN_MEMORY_MAX_BYTES = 1 << 20
+# The same characters diff-match-patch leaves unescaped in an insertion (diff_toDelta).
+_DELTA_SAFE = "!~*'();/?:@&=+$,# "
+
+
+class IngestRejected(DomainError, ValueError):
+    """The object is not the text it was declared to be: `reason` is one of "size",
+    "sha256", "utf8", "nul"."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Scan:
+    sha256: str
+    byte_length: int
+    char_length: int
+
+
+def _windows(key: str, start: int, end: int) -> Iterator[bytes]:
+    for offset in range(start, end, WINDOW_BYTES):
+        stop = min(end, offset + WINDOW_BYTES)
+        data = objects.object_get_range(key=key, start=offset, end=stop)
+        if len(data) != stop - offset:
+            raise IngestRejected("size", "the object changed size while it was read")
+        yield data
+
+
+def _decoded(key: str, start: int, end: int) -> Iterator[str]:
+    """The text of bytes [start, end) of the object, which must start and end on a character
+    boundary, in pieces."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    for data in _windows(key, start, end):
+        piece = decoder.decode(data)
+        if piece:
+            yield piece
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail
+
+
+class _ChunkWriter:
+    """Cuts a stream of text pieces into chunks of `chunk_chars` characters, writes each one
+    deflated to `handle` and keeps the index (chunks.py's format)."""
+
+    def __init__(self, handle: BinaryIO, chunk_chars: int) -> None:
+        self.handle = handle
+        self.chunk_chars = chunk_chars
+        self.pending: list[str] = []
+        self.pending_chars = 0
+        self.index = bytearray()
+        self.size = 0
+
+    def feed(self, piece: str) -> None:
+        self.pending.append(piece)
+        self.pending_chars += len(piece)
+        while self.pending_chars >= self.chunk_chars:
+            text = "".join(self.pending)
+            self._emit(text[: self.chunk_chars])
+            rest = text[self.chunk_chars :]
+            self.pending = [rest] if rest else []
+            self.pending_chars = len(rest)
+
+    def close(self) -> None:
+        if self.pending_chars:
+            self._emit("".join(self.pending))
+        self.pending = []
+        self.pending_chars = 0
+
+    def _emit(self, piece: str) -> None:
+        data = piece.encode("utf-8")
+        payload = deflate(data, level=CHUNK_LEVEL)
+        self.handle.write(payload)
+        self.index += ENTRY.pack(len(payload), hashlib.sha256(data).digest())
+        self.size += len(payload)
+
+
+def _scan(
+    *, key: str, size: int, sha256: str, forbid_nul: bool, writer: _ChunkWriter | None = None
+) -> _Scan:
+    """Check the object (size, SHA-256, UTF-8, NUL), feeding its text to `writer` if given."""
+    actual = objects.object_size(key=key)
+    if actual != size:
+        raise IngestRejected("size", f"the upload is {actual} bytes, not the declared {size}")
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    chars = 0
+    offset = 0
+    for data in _windows(key, 0, size):
+        digest.update(data)
+        if forbid_nul and b"\x00" in data:
+            at = offset + data.index(b"\x00")
+            raise IngestRejected("nul", f"the text contains a NUL character (byte {at})")
+        try:
+            piece = decoder.decode(data, final=offset + len(data) == size)
+        except UnicodeDecodeError as exc:
+            raise IngestRejected(
+                "utf8", f"the upload is not valid UTF-8 (near byte {offset + exc.start})"
+            ) from None
+        offset += len(data)
+        chars += len(piece)
+        if writer is not None and piece:
+            writer.feed(piece)
+    if size == 0:
+        decoder.decode(b"", final=True)
+    if digest.hexdigest() != sha256:
+        raise IngestRejected("sha256", "the upload does not match its declared SHA-256")
+    return _Scan(sha256=sha256, byte_length=size, char_length=chars)
+
+
+def _utf8_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _astral(text: str) -> int:
+    """Characters outside the BMP: each is two UTF-16 units (diff-match-patch's counts)."""
+    return 0 if text.isascii() else len(text.encode("utf-16-le")) // 2 - len(text)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[len(a) - n :] == b[len(b) - n :]:
+        return n
+    low, high = 0, n
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid :] == b[len(b) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _base_step(base: Blob) -> int:
+    return int(base.chunk_chars or settings.TEXTSTORE_CHUNK_CHARS or DEFAULT_CHUNK_CHARS)
+
+
+def _base_forward(base: Blob, start: int, end: int) -> Iterator[str]:
+    step = _base_step(base)
+    offset = start
+    while offset < end:
+        stop = min(end, (offset // step + 1) * step)
+        piece = blob_read_range(sha=base.sha256, offset=offset, length=stop - offset)
+        if len(piece) != stop - offset:
+            raise TextstoreIntegrityError(base.sha256, "a range read came back short")
+        yield piece
+        offset = stop
+
+
+def _base_backward(base: Blob, start: int, end: int) -> Iterator[str]:
+    step = _base_step(base)
+    stop = end
+    while stop > start:
+        offset = max(start, ((stop - 1) // step) * step)
+        piece = blob_read_range(sha=base.sha256, offset=offset, length=stop - offset)
+        if len(piece) != stop - offset:
+            raise TextstoreIntegrityError(base.sha256, "a range read came back short")
+        yield piece
+        stop = offset
+
+
+def _upload_backward(key: str, start: int, end: int) -> Iterator[str]:
+    """The text of bytes [start, end) from its end, in pieces (`start` is a char boundary)."""
+    stop = end
+    while stop > start:
+        offset = max(start, stop - WINDOW_BYTES)
+        data = objects.object_get_range(key=key, start=offset, end=stop)
+        skip = 0
+        if offset > start:
+            while skip < len(data) and (data[skip] & 0xC0) == 0x80:
+                skip += 1  # a continuation byte: the character began in the previous window
+        yield data[skip:].decode("utf-8")
+        stop = offset + skip
+
+
+@dataclass(frozen=True)
+class _Match:
+    chars: int
+    bytes: int
+    astral: int
+
+
+def _match(target: Iterator[str], source: Iterator[str], *, backward: bool) -> _Match:
+    """How far two streams of pieces agree, from their start (or their end if `backward`)."""
+    common = _common_suffix if backward else _common_prefix
+    chars = size = astral = 0
+    a = b = ""
+    while True:
+        if not a:
+            a = next(target, "")
+        if not b:
+            b = next(source, "")
+        if not a or not b:
+            break
+        n = common(a, b)
+        same = a[len(a) - n :] if backward else a[:n]
+        chars += n
+        size += _utf8_length(same)
+        astral += _astral(same)
+        if n < len(a) and n < len(b):
+            break
+        a = a[: len(a) - n] if backward else a[n:]
+        b = b[: len(b) - n] if backward else b[n:]
+    return _Match(chars=chars, bytes=size, astral=astral)
+
+
+def _stream_delta(*, key: str, scan: _Scan, base: Blob) -> Delta | None:
+    """A prefix/suffix delta from `base`'s text to the upload's, or None if the changed middle
+    is too large to be worth a delta."""
+    inline_max = int(settings.TEXTSTORE_INLINE_MAX)
+    total = base.char_length
+    try:
+        head = _match(
+            _decoded(key, 0, scan.byte_length), _base_forward(base, 0, total), backward=False
+        )
+        tail = _match(
+            _upload_backward(key, head.bytes, scan.byte_length),
+            _base_backward(base, head.chars, total),
+            backward=True,
+        )
+        inserted_bytes = scan.byte_length - head.bytes - tail.bytes
+        if inserted_bytes > inline_max:
+            return None
+        inserted = "".join(_decoded(key, head.bytes, head.bytes + inserted_bytes))
+        removed = total - head.chars - tail.chars
+        removed_astral = sum(
+            _astral(piece) for piece in _base_forward(base, head.chars, head.chars + removed)
+        )
+    except (TextstoreIntegrityError, BlobNotFound):
+        logger.exception("textstore.base_damaged", extra={"base": base.sha256})
+        return None
+    tokens = []
+    if head.chars:
+        tokens.append(f"={head.chars + head.astral}")
+    if removed:
+        tokens.append(f"-{removed + removed_astral}")
+    if inserted:
+        tokens.append("+" + quote(inserted.encode("utf-8"), _DELTA_SAFE))
+    if tail.chars:
+        tokens.append(f"={tail.chars + tail.astral}")
+    codec, payload = payload_compress("\t".join(tokens).encode("utf-8"))
+    return Delta(codec=codec, payload=payload)
+
+
+def _full_row(*, key: str, scan: _Scan, forbid_nul: bool) -> Blob:
+    """Encode the upload as a chunked snapshot under blobs/<sha>, one chunk at a time."""
+    chunk_chars = int(getattr(settings, "TEXTSTORE_CHUNK_CHARS", DEFAULT_CHUNK_CHARS))
+    fd, tmp = tempfile.mkstemp(prefix="redline-ingest-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            writer = _ChunkWriter(handle, chunk_chars)
+            # A second pass, checked again: the object may have changed since the first.
+            _scan(
+                key=key,
+                size=scan.byte_length,
+                sha256=scan.sha256,
+                forbid_nul=forbid_nul,
+                writer=writer,
+            )
+            writer.close()
+        object_key = f"blobs/{scan.sha256}"
+        # The object goes first: a row never points at a missing object (as in services.py).
+        objects.object_put_file(key=object_key, path=Path(tmp))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    size = writer.size + len(writer.index)
+    return Blob(
+        sha256=scan.sha256,
+        char_length=scan.char_length,
+        byte_length=scan.byte_length,
+        kind=Blob.Kind.FULL,
+        snapshot_level=0,
+        depth=0,
+        run=0,
+        delta_bytes=0,
+        codec=CODEC_ZLIB,
+        payload=None,
+        object_key=object_key,
+        chunk_chars=chunk_chars,
+        chunk_index=bytes(writer.index),
+        stored_size=size,
+        snapshot_bytes=size,
+    )
+
+
+def blob_put_object(
+    *,
+    key: str,
+    size: int,
+    sha256: str,
+    base: Blob | str | None = None,
+    forbid_nul: bool = False,
+) -> Blob:
+    """Check the object at `key` against `size` and `sha256` and store its text once.
+
+    Invariants: nothing is stored unless the whole object is `size` bytes of strict UTF-8
+    hashing to `sha256` (else IngestRejected, naming the reason); the result is the same row
+    `blob_put` would return for that text (an existing one if stored already), written under
+    the same snapshot policy; memory stays bounded by a few windows and one chunk. `base` is a
+    hint of a similar stored text (BlobNotFound if it does not exist).
+    """
+    sha256 = sha256.lower()
+    base_blob = base_row(base) if base is not None else None
+    small_base = base_blob is None or base_blob.byte_length <= IN_MEMORY_MAX_BYTES
+    if size <= IN_MEMORY_MAX_BYTES and small_base:
+        scan = _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
+        text = objects.object_get(key=key).decode("utf-8")
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != sha256:
+            raise IngestRejected("sha256", "the upload changed while it was read")
+        return blob_put(text=text, base=base_blob)
+    scan = _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
+    existing = Blob.objects.defer("payload", "chunk_index").filter(pk=scan.sha256).first()
+    if existing is not None:
+        return existing
+    row = None
+    if base_blob is not None:
+        row = delta_row_build(
+            sha=scan.sha256,
+            char_length=scan.char_length,
+            byte_length=scan.byte_length,
+            base=base_blob,
+            delta_for=lambda source: _stream_delta(key=key, scan=scan, base=source),
+        )
+    if row is None:
+        row = _full_row(key=key, scan=scan, forbid_nul=forbid_nul)
+    return blob_insert(row)
