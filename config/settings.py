@@ -198,6 +198,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Fails runs whose worker vanished (run `celery -A config beat`, or a worker with -B).
 CELERY_BEAT_SCHEDULE = {
     "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
+    # Deletes uploads never used once they expired (and their objects).
+    "playground-uploads-expire": {"task": "playground.uploads_expire", "schedule": 600.0},
 }
 
 # Cache (rate limits, hot reads): Redis when REDIS_URL is set, process memory otherwise.
@@ -236,6 +238,18 @@ TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", 64 * 1024 * 1
 TEXTSTORE_CHUNK_CHARS = env_int("TEXTSTORE_CHUNK_CHARS", 256 * 1024)
 # Upper bound on characters rebuilt for one read; lowers the delta chain cap for big texts.
 TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_000_000)
+
+# Large prompts (issue #14): texts uploaded straight to object storage, then named in a version.
+# The most bytes one upload may declare (checked when it is created: 400 beyond).
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 100 * 1024 * 1024)
+# Seconds an upload URL (presigned, or Redline's own signed PUT endpoint) and the upload stay
+# usable; unused uploads are deleted after this by `playground.uploads_expire`.
+UPLOAD_EXPIRES_SECONDS = env_int("UPLOAD_EXPIRES_SECONDS", 900)
+# The browser editor uploads a text of more UTF-8 bytes than this instead of posting it, and
+# edits texts up to EDITOR_INPLACE_MAX_BYTES in place (beyond: "Replace with file" only, and
+# the text is not put in the page). The JSON API takes inline texts of any size as before.
+EDITOR_UPLOAD_THRESHOLD_BYTES = env_int("EDITOR_UPLOAD_THRESHOLD_BYTES", 256 * 1024)
+EDITOR_INPLACE_MAX_BYTES = env_int("EDITOR_INPLACE_MAX_BYTES", 4 * 1024 * 1024)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)

@@ -1,8 +1,10 @@
 from django.urls import path
 
-from .api import export, prompts, runs, sharing
+from .api import export, prompts, runs, sharing, uploads
 
 urlpatterns = [
+    path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
+    path("uploads/put/<str:token>/", uploads.UploadPutApi.as_view(), name="api-upload-put"),
     path("prompts/<int:prompt_id>/links/", sharing.LinkListCreateApi.as_view(), name="api-links"),
     path("links/<int:link_id>/", sharing.LinkRevokeApi.as_view(), name="api-link-revoke"),
     path(

@@ -14,6 +14,9 @@ the canonical dict (defaults filled, keys fixed) or raises `ContentInvalid` nami
 import hashlib
 import json
 import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_problem
@@ -47,6 +50,24 @@ TOP_LEVEL_KEYS = {
 PARAM_KEYS = {"temperature", "max_tokens", "top_p", "stop"}
 
 
+@dataclass(frozen=True)
+class StoredText:
+    """A text already stored in textstore, standing in for its characters in a canonical
+    content dict (the upload flow: the text is never loaded whole)."""
+
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PreparedContent:
+    """Canonical content whose long texts may be `StoredText`s, with its content hash computed
+    over the texts themselves (so it equals the hash of the same content sent inline). Built
+    only by `playground.uploads.content_prepare`."""
+
+    canonical: dict[str, Any]
+    digest: str
+
+
 def _fail(field: str, message: str) -> ContentInvalid:
     return ContentInvalid(f"{field}: {message}", field=field)
 
@@ -61,6 +82,11 @@ def _text(value: Any, field: str) -> str:
     if "\x00" in value:
         raise _fail(field, "must not contain NUL characters.")
     return value
+
+
+def content_text_check(value: Any, field: str) -> str:
+    """The check every long text passes (a string, valid UTF-8, no NUL)."""
+    return _text(value, field)
 
 
 def _number(value: Any, field: str, low: float, high: float) -> float:
@@ -195,7 +221,8 @@ def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
         messages.append(
             {"role": role, "content": text_field(message.get("content"), f"{field}.content")}
         )
-    if not messages and not (isinstance(system, str) and system.strip()):
+    # A reference (an upload, the parent's text) counts as a system prompt here.
+    if not messages and isinstance(system, str) and not system.strip():
         raise _fail("messages", "an empty messages list needs a system prompt.")
     return {
         "provider": provider,
@@ -209,10 +236,42 @@ def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
     }
 
 
-def content_hash(content: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8)."""
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def content_hash(
+    content: dict[str, Any], *, text_pieces: Callable[[str], Iterable[str]] | None = None
+) -> str:
+    """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8).
+
+    A `StoredText` is hashed as the JSON string of its text, streamed piece by piece from
+    `text_pieces(sha)` (JSON escapes character by character, so pieces escape like the whole):
+    the digest is the one the same content sent inline gets.
+    """
+    markers: dict[str, str] = {}
+    nonce = uuid.uuid4().hex
+
+    def marker(value: Any) -> str:
+        if not isinstance(value, StoredText) or text_pieces is None:
+            raise TypeError(f"cannot hash {type(value).__name__}")
+        key = f"\x00{nonce}:{len(markers)}\x00"
+        markers[json.dumps(key)] = value.sha256
+        return key
+
+    canonical = json.dumps(
+        content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=marker
+    )
+    if not markers:
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    pattern = re.compile("|".join(re.escape(m) for m in markers))
+    position = 0
+    for match in pattern.finditer(canonical):
+        digest.update(canonical[position : match.start()].encode("utf-8"))
+        digest.update(b'"')
+        for piece in text_pieces(markers[match.group(0)]) if text_pieces else ():
+            digest.update(json.dumps(piece, ensure_ascii=False)[1:-1].encode("utf-8"))
+        digest.update(b'"')
+        position = match.end()
+    digest.update(canonical[position:].encode("utf-8"))
+    return digest.hexdigest()
 
 
 def content_placeholders(content: dict[str, Any]) -> list[str]:

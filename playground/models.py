@@ -1,3 +1,5 @@
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -280,3 +282,37 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.version_id} ({self.status})"
+
+
+class Upload(models.Model):
+    """A text a client uploads straight to object storage before naming it in a version.
+
+    Created with its declared size and SHA-256; the object lives under `object_key`, a key the
+    server chose. An upload is used at most once (`used_at`, set by a conditional update), by
+    its owner only, before `expires_at`; the save that uses it checks the bytes itself and
+    deletes the object whatever the outcome. Unused uploads are deleted once expired
+    (`playground.uploads_expire`).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="uploads"
+    )
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    object_key = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["used_at", "expires_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(sha256__regex=r"^[0-9a-f]{64}$"), name="upload_sha256_hex"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk} ({self.size} bytes)"

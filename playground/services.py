@@ -19,7 +19,7 @@ from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
 
-from .content import content_hash, content_validate
+from .content import PreparedContent, StoredText, content_hash, content_validate
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
     AccessGrant,
@@ -56,18 +56,44 @@ class SaveResult:
     main_number: int | None = None
 
 
-def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
-    """Put every text into textstore, as a delta against the parent's same field if any."""
+def text_bases(parent: PromptVersion | None, messages: int) -> tuple[str | None, list[str | None]]:
+    """The parent's texts each new text is stored against: the same field, or for a message
+    beyond the parent's last one, that last message."""
     parent_messages = parent.messages if parent else []
-    system = blob_put(text=content["system"], base=parent.system_sha if parent else None)
-    messages = []
-    for index, message in enumerate(content["messages"]):
+    bases: list[str | None] = []
+    for index in range(messages):
         base = parent_messages[index]["sha"] if index < len(parent_messages) else None
         if base is None and parent_messages:
             base = parent_messages[-1]["sha"]
-        blob = blob_put(text=message["content"], base=base)
-        messages.append({"role": message["role"], "sha": blob.sha256})
-    return {"system_sha": system.sha256, "messages": messages}
+        bases.append(base)
+    return (parent.system_sha if parent else None), bases
+
+
+def _put(text: str | StoredText, base: str | None) -> str:
+    # A StoredText was stored (and checked) by content_prepare before this transaction.
+    if isinstance(text, StoredText):
+        return text.sha256
+    return blob_put(text=text, base=base).sha256
+
+
+def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
+    """Put every text into textstore, as a delta against the parent's same field if any."""
+    system_base, bases = text_bases(parent, len(content["messages"]))
+    system = _put(content["system"], system_base)
+    messages = [
+        {"role": message["role"], "sha": _put(message["content"], base)}
+        for message, base in zip(content["messages"], bases, strict=True)
+    ]
+    return {"system_sha": system, "messages": messages}
+
+
+def _canonical(content: Any) -> tuple[dict[str, Any], str]:
+    """Validated content and its hash: raw JSON is checked here; PreparedContent (texts stored
+    by the upload flow before the transaction) was checked by content_prepare."""
+    if isinstance(content, PreparedContent):
+        return content.canonical, content.digest
+    canonical = content_validate(content)
+    return canonical, content_hash(canonical)
 
 
 def _insert_version(
@@ -140,14 +166,14 @@ def prompt_create(
     title = (title or "").strip()
     if not title or len(title) > 200:
         raise ContentInvalid("title: must be 1-200 characters.", field="title")
-    canonical = content_validate(content)
+    canonical, digest = _canonical(content)
     prompt = Prompt.objects.create(owner=actor, title=title, question=question)
     version, _ = _insert_version(
         prompt=prompt,
         parent=None,
         author=actor,
         content=canonical,
-        digest=content_hash(canonical),
+        digest=digest,
         message=message or "First version",
     )
     label = Label.objects.create(prompt=prompt, name=MAIN_LABEL, version=version)
@@ -204,8 +230,7 @@ def prompt_version_create(
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
     if len(message) > 500:
         raise ContentInvalid("message: at most 500 characters.", field="message")
-    canonical = content_validate(content)
-    digest = content_hash(canonical)
+    canonical, digest = _canonical(content)
     main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
     if digest == parent.content_hash:
         return SaveResult(

@@ -4,6 +4,7 @@ from celery import shared_task
 
 from .runs.services import run_execute as run_execute_service
 from .runs.services import runs_reap_stale as runs_reap_stale_service
+from .uploads import uploads_expire as uploads_expire_service
 
 
 # acks_late: the message is acknowledged after the run finished, so a worker that dies mid-run
@@ -18,3 +19,9 @@ def run_execute(run_id: int) -> str:
 def runs_reap_stale() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): fail runs whose worker vanished."""
     return runs_reap_stale_service()
+
+
+@shared_task(name="playground.uploads_expire")
+def uploads_expire() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): delete uploads never used once they expired."""
+    return uploads_expire_service()

@@ -57,6 +57,7 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
+from .uploads import content_prepare
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
 EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
@@ -159,10 +160,13 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
             question = question_by_slug(slug=slug)
         except NotFound:
             raise ContentInvalid("question: unknown question.", field="question") from None
+        actor = request_actor(request)
         prompt, _ = prompt_create(
-            actor=request_actor(request),
+            actor=actor,
             title=title,
-            content=content_from_form(request.POST),
+            content=content_prepare(
+                actor=actor, parent=None, content=content_from_form(request.POST)
+            ),
             question=question,
             message=request.POST.get("commit_message", ""),
         )
@@ -232,11 +236,16 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = access.prompt
     parent = _version_or_404(prompt, request.POST.get("parent"))
     try:
+        actor = request_actor(request)
+        # Uploaded texts (the editor's large-text mode) are checked and stored first.
+        content = content_prepare(
+            actor=actor, parent=parent, content=content_from_form(request.POST)
+        )
         result = prompt_version_create(
-            actor=request_actor(request),
+            actor=actor,
             prompt=prompt,
             parent=parent,
-            content=content_from_form(request.POST),
+            content=content,
             message=request.POST.get("commit_message", ""),
         )
     except PlaygroundError as error:

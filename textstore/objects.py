@@ -17,8 +17,8 @@ deployments can switch stores without a restart:
 import base64
 import functools
 import os
-import shutil
 import re
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field

@@ -43,6 +43,7 @@ from ..services import (
     prompt_version_create,
     prompt_version_revert,
 )
+from ..uploads import content_prepare
 
 
 def _parent_in(prompt: Prompt, version_id: Any, field: str = "parent") -> PromptVersion:
@@ -140,10 +141,13 @@ class PromptListCreateApi(ListAPIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        actor = request_actor(request)
         prompt, root = prompt_create(
-            actor=request_actor(request),
+            actor=actor,
             title=data.validated_data["title"],
-            content=data.validated_data["content"],
+            content=content_prepare(
+                actor=actor, parent=None, content=data.validated_data["content"]
+            ),
             question=_question(data.validated_data.get("question")),
             message=data.validated_data.get("message", ""),
         )
@@ -229,11 +233,17 @@ class PromptVersionListCreateApi(ListAPIView):
         prompt = prompt_get_for_user(user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        actor = request_actor(request)
+        parent = _parent_in(prompt, data.validated_data["parent"])
+        # Uploaded texts are checked and stored before the save's transaction.
+        content = content_prepare(
+            actor=actor, parent=parent, content=data.validated_data["content"]
+        )
         result = prompt_version_create(
-            actor=request_actor(request),
+            actor=actor,
             prompt=prompt,
-            parent=_parent_in(prompt, data.validated_data["parent"]),
-            content=data.validated_data["content"],
+            parent=parent,
+            content=content,
             message=data.validated_data.get("message", ""),
         )
         return _saved(result)

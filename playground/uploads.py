@@ -1,0 +1,329 @@
+"""Uploads of large texts, and their use in a version (issue #14).
+
+1. `upload_create` records an upload (owner, declared size and SHA-256, a key the server chose)
+   and says where to PUT it: a presigned S3 URL when S3 is configured, else a signed token
+   for Redline's own PUT endpoint (`upload_receive`, which streams the body to disk).
+2. A version's text field may then be `{"upload": "<id>"}`, or `{"same_as": "parent"}` for a
+   text kept unchanged from the parent (the editor does not load a huge text to send it back).
+   `content_prepare` resolves those references *before* the version's transaction: it claims
+   each upload (once, by its owner, before it expires), streams the object through
+   `textstore.ingest.blob_put_object` (size, SHA-256, UTF-8 and NUL checked by the server
+   itself, stored as a delta against the parent's text when close to it), deletes the object
+   whatever happens, and computes the content hash by streaming the stored texts. The
+   result, a `PreparedContent`, goes to `prompt_create` / `prompt_version_create` unchanged,
+   so their locking and numbering stay as they are.
+
+Any failure is a `ContentInvalid` naming the field; no version is created and every upload the
+request named is consumed (an upload is good for one save attempt).
+"""
+
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core import signing
+from django.db import transaction
+from django.utils import timezone
+
+from textstore import objects
+from textstore.exceptions import ObjectNotFound, ObjectStoreError
+from textstore.ingest import IngestRejected, blob_put_object
+from textstore.selectors import blob_read_range, blob_stat
+
+from .content import (
+    PreparedContent,
+    StoredText,
+    content_hash,
+    content_text_check,
+    content_validate,
+)
+from .exceptions import ContentInvalid, NotFound
+from .models import PromptVersion, Upload
+from .services import text_bases
+
+logger = logging.getLogger(__name__)
+
+UPLOAD_PREFIX = "uploads"
+_TOKEN_SALT = "playground.upload.put"  # noqa: S105 (a signing namespace, not a secret)
+_RECEIVE_BLOCK = 64 * 1024
+_READ_PIECE_CHARS = 1 << 20
+_REF_HELP = 'must be a string, {"upload": "<id>"} or {"same_as": "parent"}.'
+
+
+class Readable(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class UploadTarget:
+    """Where and how to send an upload's bytes: a presigned S3 request, or (`token` set)
+    Redline's own signed PUT endpoint, whose URL the API view builds from the token."""
+
+    upload_id: str
+    method: str
+    headers: dict[str, str]
+    expires_in: int
+    url: str = ""
+    token: str = ""
+
+
+def _expires_in() -> int:
+    return int(settings.UPLOAD_EXPIRES_SECONDS)
+
+
+def upload_create(*, actor: User, size: Any, sha256: Any) -> UploadTarget:
+    """A new upload of `size` bytes hashing to `sha256` (hex), owned by `actor`."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ContentInvalid("size: must be a whole number of bytes.", field="size")
+    limit = int(settings.UPLOAD_MAX_BYTES)
+    if size > limit:
+        raise ContentInvalid(f"size: at most {limit} bytes may be uploaded.", field="size")
+    digest = sha256.lower() if isinstance(sha256, str) else ""
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ContentInvalid("sha256: must be 64 hexadecimal digits.", field="sha256")
+    upload_id = uuid.uuid4()
+    expires_in = _expires_in()
+    upload = Upload.objects.create(
+        id=upload_id,
+        owner=actor,
+        size=size,
+        sha256=digest,
+        object_key=f"{UPLOAD_PREFIX}/{upload_id.hex}",
+        expires_at=timezone.now() + timedelta(seconds=expires_in),
+    )
+    logger.info("upload.created", extra={"upload_id": str(upload.pk), "size": size})
+    if settings.S3_BUCKET:
+        presigned = objects.object_presign_put(
+            key=upload.object_key, size=size, sha256=digest, expires_in=expires_in
+        )
+        return UploadTarget(
+            upload_id=str(upload.pk),
+            url=presigned.url,
+            method=presigned.method,
+            headers=dict(presigned.headers),
+            expires_in=expires_in,
+        )
+    return UploadTarget(
+        upload_id=str(upload.pk),
+        method="PUT",
+        headers={"Content-Type": objects.UPLOAD_CONTENT_TYPE},
+        expires_in=expires_in,
+        token=signing.dumps(str(upload.pk), salt=_TOKEN_SALT),
+    )
+
+
+def upload_receive(*, token: str, stream: Readable, content_length: Any) -> Upload:
+    """Store the body of a PUT to Redline's signed upload endpoint, streamed to disk.
+
+    The token (signed, expiring with the upload) is the only authority. The body must be
+    exactly the declared size: a Content-Length that differs is refused before reading, and a
+    body that runs past it is cut off (nothing stored). Raises NotFound for a bad, expired or
+    used token, ContentInvalid for a body of the wrong size.
+    """
+    try:
+        upload_id = signing.loads(token, salt=_TOKEN_SALT, max_age=_expires_in())
+    except signing.BadSignature:
+        raise NotFound("upload") from None
+    upload = Upload.objects.filter(
+        pk=upload_id, used_at__isnull=True, expires_at__gt=timezone.now()
+    ).first()
+    if upload is None:
+        raise NotFound("upload")
+    try:
+        length = int(content_length)
+    except (TypeError, ValueError):
+        length = -1
+    if length != upload.size:
+        raise ContentInvalid(
+            f"body: must be exactly the declared {upload.size} bytes (Content-Length).",
+            field="body",
+        )
+
+    def blocks() -> Iterator[bytes]:
+        received = 0
+        while True:
+            block = stream.read(_RECEIVE_BLOCK)
+            if not block:
+                break
+            received += len(block)
+            if received > upload.size:
+                raise ContentInvalid("body: longer than the declared size.", field="body")
+            yield block
+        if received != upload.size:
+            raise ContentInvalid("body: shorter than the declared size.", field="body")
+
+    objects.object_put_stream(key=upload.object_key, chunks=blocks())
+    logger.info("upload.received", extra={"upload_id": str(upload.pk), "size": upload.size})
+    return upload
+
+
+# References in a version's content -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UploadRef:
+    upload_id: str
+
+
+@dataclass(frozen=True)
+class ParentText:
+    pass
+
+
+def _text_or_ref(value: Any, field: str) -> Any:
+    """A text field of the upload flow: a string, or exactly one of the two references."""
+    if isinstance(value, dict):
+        if set(value) == {"upload"} and isinstance(value["upload"], str):
+            return UploadRef(value["upload"])
+        if value == {"same_as": "parent"}:
+            return ParentText()
+        raise ContentInvalid(f"{field}: {_REF_HELP}", field=field)
+    if not isinstance(value, str):
+        raise ContentInvalid(f"{field}: {_REF_HELP}", field=field)
+    return content_text_check(value, field)
+
+
+def content_has_refs(content: Any) -> bool:
+    """Does raw content name an upload or a parent's text (a dict where a text goes)?"""
+    if not isinstance(content, dict):
+        return False
+    if isinstance(content.get("system"), dict):
+        return True
+    messages = content.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and isinstance(m.get("content"), dict) for m in messages
+    )
+
+
+def _text_fields(canonical: dict[str, Any]) -> list[tuple[str, Any]]:
+    fields = [("system", canonical["system"])]
+    fields += [(f"messages.{i}.content", m["content"]) for i, m in enumerate(canonical["messages"])]
+    return fields
+
+
+def _set_text(canonical: dict[str, Any], field: str, value: Any) -> None:
+    if field == "system":
+        canonical["system"] = value
+    else:
+        canonical["messages"][int(field.split(".")[1])]["content"] = value
+
+
+def _parent_sha(parent: PromptVersion | None, field: str) -> str:
+    if parent is None:
+        raise ContentInvalid(f"{field}: a new prompt has no parent text.", field=field)
+    if field == "system":
+        return parent.system_sha
+    index = int(field.split(".")[1])
+    if index >= len(parent.messages):
+        raise ContentInvalid(f"{field}: the parent has no message {index} to keep.", field=field)
+    return parent.messages[index]["sha"]
+
+
+def _claim(*, actor: User, refs: dict[str, UploadRef]) -> dict[str, Upload]:
+    """Check and mark used every upload named, all or none. A foreign id reads as unknown."""
+    uploads: dict[str, Upload] = {}
+    seen: set[str] = set()
+    for field, ref in refs.items():
+        try:
+            upload_id = uuid.UUID(ref.upload_id)
+        except (ValueError, AttributeError):
+            raise ContentInvalid(f"{field}: no such upload.", field=field) from None
+        if upload_id.hex in seen:
+            raise ContentInvalid(f"{field}: the same upload is named twice.", field=field)
+        seen.add(upload_id.hex)
+        upload = Upload.objects.filter(pk=upload_id, owner=actor).first()
+        if upload is None:
+            raise ContentInvalid(f"{field}: no such upload.", field=field)
+        if upload.used_at is not None:
+            raise ContentInvalid(f"{field}: this upload was already used.", field=field)
+        if upload.expires_at <= timezone.now():
+            _discard([upload])
+            raise ContentInvalid(f"{field}: this upload expired; upload again.", field=field)
+        uploads[field] = upload
+    now = timezone.now()
+    with transaction.atomic():
+        for field, upload in uploads.items():
+            claimed = Upload.objects.filter(pk=upload.pk, used_at__isnull=True).update(used_at=now)
+            if not claimed:
+                raise ContentInvalid(f"{field}: this upload was already used.", field=field)
+    return uploads
+
+
+def _discard(uploads: list[Upload]) -> None:
+    for upload in uploads:
+        try:
+            objects.object_delete(key=upload.object_key)
+        except ObjectStoreError:
+            logger.exception("upload.delete_failed", extra={"upload_id": str(upload.pk)})
+
+
+def _ingest(upload: Upload, field: str, base: str | None) -> StoredText:
+    try:
+        blob = blob_put_object(
+            key=upload.object_key,
+            size=upload.size,
+            sha256=upload.sha256,
+            base=base,
+            forbid_nul=True,
+        )
+    except ObjectNotFound:
+        raise ContentInvalid(
+            f"{field}: the upload has no data; PUT the text to its URL first.", field=field
+        ) from None
+    except IngestRejected as error:
+        raise ContentInvalid(f"{field}: {error.message}.", field=field) from None
+    return StoredText(blob.sha256)
+
+
+def text_pieces(sha: str) -> Iterator[str]:
+    """A stored text in pieces of bounded size (through range reads)."""
+    total = blob_stat(sha=sha).char_length
+    for offset in range(0, total, _READ_PIECE_CHARS):
+        yield blob_read_range(sha=sha, offset=offset, length=_READ_PIECE_CHARS)
+
+
+def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) -> Any:
+    """Resolve upload and parent-text references in raw `content`, before any transaction.
+
+    Content without references is returned as it is (the services validate it as always).
+    Otherwise: the content is validated with references allowed, each upload is claimed,
+    checked and stored in textstore (as a delta against the text the save would use as its
+    base), its object deleted, and a `PreparedContent` returned whose hash equals that of the
+    same content sent inline. Raises ContentInvalid naming the field; then no version exists
+    and the named uploads are consumed.
+    """
+    if not content_has_refs(content):
+        return content
+    canonical = content_validate(content, text_field=_text_or_ref)
+    fields = _text_fields(canonical)
+    system_base, bases = text_bases(parent, len(canonical["messages"]))
+    base_of = {"system": system_base} | {
+        f"messages.{i}.content": base for i, base in enumerate(bases)
+    }
+    for field, value in fields:
+        if isinstance(value, ParentText):
+            _set_text(canonical, field, StoredText(_parent_sha(parent, field)))
+    refs = {field: value for field, value in fields if isinstance(value, UploadRef)}
+    uploads = _claim(actor=actor, refs=refs)
+    try:
+        for field, upload in uploads.items():
+            _set_text(canonical, field, _ingest(upload, field, base_of[field]))
+    finally:
+        _discard(list(uploads.values()))
+    digest = content_hash(canonical, text_pieces=text_pieces)
+    return PreparedContent(canonical=canonical, digest=digest)
+
+
+def uploads_expire() -> int:
+    """Delete uploads never used whose time ran out, with their objects. Returns how many."""
+    stale = list(Upload.objects.filter(used_at__isnull=True, expires_at__lte=timezone.now()))
+    _discard(stale)
+    deleted, _ = Upload.objects.filter(pk__in=[u.pk for u in stale], used_at__isnull=True).delete()
+    if deleted:
+        logger.info("uploads.expired", extra={"count": deleted})
+    return deleted
