@@ -7,11 +7,13 @@ verifies the SHA-256 of each chunk it touches. Damage raises `TextstoreIntegrity
 returns wrong text.
 """
 
+import bisect
 import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import unquote
 
 from django.db import connection
 
@@ -81,6 +83,8 @@ class ChainRow:
     chunk_index: bytes | None
     run: int
     snapshot_level: int | None
+    char_length: int
+    chunk_chars: int | None
 
 
 _READ_COLUMNS = (
@@ -92,6 +96,8 @@ _READ_COLUMNS = (
     "chunk_index",
     "run",
     "snapshot_level",
+    "char_length",
+    "chunk_chars",
 )
 
 
@@ -124,6 +130,8 @@ def _read_chain(sha: str) -> list[ChainRow]:
                 chunk_index=None if r[5] is None else bytes(r[5]),
                 run=r[6],
                 snapshot_level=r[7],
+                char_length=r[8],
+                chunk_chars=r[9],
             )
             for r in cursor.fetchall()
         ]
@@ -239,27 +247,103 @@ def blob_read(*, sha: str) -> str:
 def blob_read_range(*, sha: str, offset: int, length: int) -> str:
     """Characters `[offset, offset + length)` of the text, clipped to its end.
 
-    A full snapshot kept in object storage is read with ranged GETs of just the chunks the range
-    covers (each verified by its SHA-256), so a screenful of a 50 MB text costs a chunk or two.
-    Other texts come from the cache or are rebuilt (a bounded amount of work, see policy.py).
+    A text whose chain rests on a full snapshot kept in object storage is never rebuilt whole:
+    the range is mapped through the chain's deltas (each a list of copies from its base and
+    inserted text) down to the snapshot, and only the chunks those copies touch are fetched,
+    with ranged GETs, each verified by its SHA-256. So a screenful of a 50 MB text, or of a
+    one-line edit of it, costs one query and a chunk or two. Each delta is checked to span its
+    base exactly and to produce the recorded length; one that does not (or a base holding
+    characters outside the BMP, where diff-match-patch counts UTF-16 units) falls back to the
+    full, hash-verified rebuild. Texts on inline snapshots are small: read whole, verified.
     """
     if offset < 0 or length < 0:
         raise InvalidRange("offset and length must not be negative")
     cached = text_cache.get(sha)
     if cached is not None:
         return cached[offset : offset + length]
-    row = Blob.objects.defer("payload").filter(pk=_check_sha(sha)).first()
-    if row is None:
-        raise BlobNotFound(sha)
-    end = min(offset + length, row.char_length)
+    rows = _read_chain(sha)
+    end = min(offset + length, rows[0].char_length)
     if offset >= end:
         return ""
-    if row.object_key:
-        return _chunked_range(row, offset, end)
+    snapshot = rows[-1]
+    if snapshot.kind == Blob.Kind.FULL and snapshot.object_key:
+        try:
+            return "".join(_chain_range(rows, 0, offset, end))
+        except _Unmappable:
+            pass
     return blob_read(sha=sha)[offset:end]
 
 
-def _chunked_range(row: Blob, offset: int, end: int) -> str:
+class _Unmappable(Exception):
+    """A delta whose counts cannot be read as code points of its base (see blob_read_range)."""
+
+
+@dataclass(frozen=True)
+class _Op:
+    """One operation of a delta, placed in the target: a copy of the base from `source`, or
+    inserted `text`."""
+
+    start: int
+    end: int
+    source: int | None
+    text: str
+
+
+def _delta_ops(row: ChainRow, base_length: int) -> list[_Op]:
+    """The copies and insertions of `row`'s delta, in target order, or _Unmappable."""
+    ops: list[_Op] = []
+    target = pointer = 0
+    for token in _delta_text(row).split("\t"):
+        if not token:
+            continue
+        op, param = token[0], token[1:]
+        if op == "+":
+            text = unquote(param) if "%" in param else param
+            ops.append(_Op(start=target, end=target + len(text), source=None, text=text))
+            target += len(text)
+            continue
+        if op not in "=-" or not (param.isascii() and param.isdigit()):
+            raise _integrity(row, f"invalid delta operation {token[:20]!r}")
+        count = int(param)
+        if op == "=" and count:
+            ops.append(_Op(start=target, end=target + count, source=pointer, text=""))
+            target += count
+        pointer += count
+    # Counts are UTF-16 units: they equal code points only when the base is all BMP, which is
+    # exactly when the delta spans the base's length in code points.
+    if pointer != base_length or target != row.char_length:
+        raise _Unmappable
+    return ops
+
+
+def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list[str]:
+    """Pieces of characters `[start, end)` of the text of `rows[level]`."""
+    row = rows[level]
+    cached = _cached(row.sha256)
+    if cached is not None:
+        return [cached[start:end]]
+    if level == len(rows) - 1:
+        if row.kind != Blob.Kind.FULL:
+            raise _integrity(rows[0], f"chain ends at {row.sha256}, which is not full")
+        return [_chunked_range(row, start, end)]
+    ops = _delta_ops(row, rows[level + 1].char_length)
+    pieces: list[str] = []
+    first = bisect.bisect_right([op.start for op in ops], start) - 1
+    for op in ops[max(first, 0) :]:
+        if op.start >= end:
+            break
+        lo, hi = max(start, op.start), min(end, op.end)
+        if lo >= hi:
+            continue
+        if op.source is None:
+            pieces.append(op.text[lo - op.start : hi - op.start])
+        else:
+            shift = op.source - op.start
+            pieces.extend(_chain_range(rows, level + 1, lo + shift, hi + shift))
+    return pieces
+
+
+def _chunked_range(row: Blob | ChainRow, offset: int, end: int) -> str:
     size = int(row.chunk_chars or 0)
     try:
         entries = chunk_index_parse(bytes(row.chunk_index or b""))
