@@ -10,6 +10,8 @@ returns wrong text.
 import bisect
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -218,7 +220,11 @@ def blob_read(*, sha: str) -> str:
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    rows = _read_chain(sha)
+    return _read_rows(sha, _read_chain(sha))
+
+
+def _read_rows(sha: str, rows: list[ChainRow]) -> str:
+    """blob_read's rebuild from the chain's rows, already fetched."""
     start, text = len(rows) - 1, None
     for index, row in enumerate(rows):
         text = _cached(row.sha256)
@@ -244,8 +250,22 @@ def blob_read(*, sha: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class BlobRange:
+    """Characters `[offset, offset + len(text))` of a text of `total` characters."""
+
+    offset: int
+    text: str
+    total: int
+
+
 def blob_read_range(*, sha: str, offset: int, length: int) -> str:
-    """Characters `[offset, offset + length)` of the text, clipped to its end.
+    """Characters `[offset, offset + length)` of the text, clipped to its end (see blob_range)."""
+    return blob_range(sha=sha, offset=offset, length=length).text
+
+
+def blob_range(*, sha: str, offset: int, length: int) -> BlobRange:
+    """Characters `[offset, offset + length)` of the text, clipped to its end, with its length.
 
     A text whose chain rests on a full snapshot kept in object storage is never rebuilt whole:
     the range is mapped through the chain's deltas (each a list of copies from its base and
@@ -260,18 +280,27 @@ def blob_read_range(*, sha: str, offset: int, length: int) -> str:
         raise InvalidRange("offset and length must not be negative")
     cached = text_cache.get(sha)
     if cached is not None:
-        return cached[offset : offset + length]
+        return BlobRange(offset=offset, text=cached[offset : offset + length], total=len(cached))
     rows = _read_chain(sha)
-    end = min(offset + length, rows[0].char_length)
+    total = rows[0].char_length
+    end = min(offset + length, total)
     if offset >= end:
-        return ""
+        return BlobRange(offset=offset, text="", total=total)
     snapshot = rows[-1]
     if snapshot.kind == Blob.Kind.FULL and snapshot.object_key:
         try:
-            return "".join(_chain_range(rows, 0, offset, end))
+            text = "".join(_chain_range(rows, 0, offset, end))
+            return BlobRange(offset=offset, text=text, total=total)
         except _Unmappable:
             pass
-    return blob_read(sha=sha)[offset:end]
+    return BlobRange(offset=offset, text=_read_rows(sha, rows)[offset:end], total=total)
+
+
+def blob_lengths(*, shas: list[str]) -> dict[str, int]:
+    """Length in characters of each stored text among `shas` (one query; unknown ones absent)."""
+    wanted = {sha for sha in shas if isinstance(sha, str) and _SHA_RE.match(sha)}
+    rows = Blob.objects.filter(pk__in=wanted).values_list("sha256", "char_length")
+    return {sha: int(length) for sha, length in rows}
 
 
 class _Unmappable(Exception):
@@ -289,31 +318,107 @@ class _Op:
     text: str
 
 
-def _delta_ops(row: ChainRow, base_length: int) -> list[_Op]:
-    """The copies and insertions of `row`'s delta, in target order, or _Unmappable."""
-    ops: list[_Op] = []
-    target = pointer = 0
+# Parsed deltas by blob: a reader scrolling a long text asks for many ranges of it, and mapping
+# the operations of a delta over a base with astral characters means scanning the base once.
+_OPS_CACHE_ENTRIES = 256
+_ops_cache: OrderedDict[str, list["_Op"]] = OrderedDict()
+_ops_lock = threading.Lock()
+# Characters scanned at a time when translating UTF-16 offsets in a base with astral characters.
+_SCAN_CHARS = 1 << 20
+
+
+def _delta_ops(rows: list[ChainRow], level: int) -> list[_Op]:
+    """The copies and insertions of `rows[level]`'s delta, in target order and in code points.
+
+    diff-match-patch counts copies and deletions in UTF-16 units. When the delta spans exactly
+    the base's length in code points, the base is all BMP and units are code points; otherwise
+    the operations' boundaries are translated by scanning the base a window at a time (once per
+    process per delta: the result is cached). Raises _Unmappable if the delta does not fit.
+    """
+    row = rows[level]
+    with _ops_lock:
+        cached = _ops_cache.get(row.sha256)
+        if cached is not None:
+            _ops_cache.move_to_end(row.sha256)
+            return cached
+    tokens: list[tuple[str, int, str]] = []
+    pointer = 0
     for token in _delta_text(row).split("\t"):
         if not token:
             continue
         op, param = token[0], token[1:]
         if op == "+":
-            text = unquote(param) if "%" in param else param
-            ops.append(_Op(start=target, end=target + len(text), source=None, text=text))
-            target += len(text)
+            tokens.append((op, 0, unquote(param) if "%" in param else param))
             continue
         if op not in "=-" or not (param.isascii() and param.isdigit()):
             raise _integrity(row, f"invalid delta operation {token[:20]!r}")
-        count = int(param)
-        if op == "=" and count:
-            ops.append(_Op(start=target, end=target + count, source=pointer, text=""))
-            target += count
-        pointer += count
-    # Counts are UTF-16 units: they equal code points only when the base is all BMP, which is
-    # exactly when the delta spans the base's length in code points.
-    if pointer != base_length or target != row.char_length:
+        tokens.append((op, int(param), ""))
+        pointer += int(param)
+    base_length = rows[level + 1].char_length
+    if pointer == base_length:
+        points = None
+    else:
+        units = sorted({0, pointer, *_unit_boundaries(tokens)})
+        points = _units_to_points(rows, level + 1, units)
+        if points[pointer] != base_length:
+            raise _Unmappable
+    ops: list[_Op] = []
+    target = unit = 0
+    for op, count, text in tokens:
+        if op == "+":
+            ops.append(_Op(start=target, end=target + len(text), source=None, text=text))
+            target += len(text)
+            continue
+        start = unit if points is None else points[unit]
+        unit += count
+        stop = unit if points is None else points[unit]
+        if op == "=" and stop > start:
+            ops.append(_Op(start=target, end=target + stop - start, source=start, text=""))
+            target += stop - start
+    if target != row.char_length:
         raise _Unmappable
+    with _ops_lock:
+        _ops_cache[row.sha256] = ops
+        while len(_ops_cache) > _OPS_CACHE_ENTRIES:
+            _ops_cache.popitem(last=False)
     return ops
+
+
+def _unit_boundaries(tokens: list[tuple[str, int, str]]) -> Iterator[int]:
+    unit = 0
+    for op, count, _ in tokens:
+        if op != "+":
+            unit += count
+            yield unit
+
+
+def _units_to_points(rows: list[ChainRow], level: int, units: list[int]) -> dict[int, int]:
+    """Code-point offsets in the text of `rows[level]` of the given UTF-16 offsets (sorted)."""
+    total = rows[level].char_length
+    found: dict[int, int] = {}
+    pending = iter(units)
+    want = next(pending, None)
+    unit_at = point_at = 0
+    while want is not None:
+        if want == unit_at:
+            found[want] = point_at
+            want = next(pending, None)
+            continue
+        if point_at >= total:
+            raise _Unmappable
+        window = "".join(_chain_range(rows, level, point_at, min(point_at + _SCAN_CHARS, total)))
+        encoded = window.encode("utf-16-le")
+        window_units = len(encoded) // 2
+        while want is not None and want <= unit_at + window_units:
+            try:
+                inside = len(encoded[: 2 * (want - unit_at)].decode("utf-16-le"))
+            except UnicodeDecodeError:
+                raise _Unmappable from None  # a boundary inside a surrogate pair
+            found[want] = point_at + inside
+            want = next(pending, None)
+        unit_at += window_units
+        point_at += len(window)
+    return found
 
 
 def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list[str]:
@@ -326,7 +431,7 @@ def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list
         if row.kind != Blob.Kind.FULL:
             raise _integrity(rows[0], f"chain ends at {row.sha256}, which is not full")
         return [_chunked_range(row, start, end)]
-    ops = _delta_ops(row, rows[level + 1].char_length)
+    ops = _delta_ops(rows, level)
     pieces: list[str] = []
     first = bisect.bisect_right([op.start for op in ops], start) - 1
     for op in ops[max(first, 0) :]:
