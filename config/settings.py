@@ -251,11 +251,33 @@ UPLOAD_EXPIRES_SECONDS = env_int("UPLOAD_EXPIRES_SECONDS", 900)
 EDITOR_UPLOAD_THRESHOLD_BYTES = env_int("EDITOR_UPLOAD_THRESHOLD_BYTES", 256 * 1024)
 EDITOR_INPLACE_MAX_BYTES = env_int("EDITOR_INPLACE_MAX_BYTES", 4 * 1024 * 1024)
 
+# Long texts on pages and through the range API (characters, i.e. Unicode code points).
+# Pages render the first PLAYGROUND_TEXT_HEAD_CHARS of each text and load the rest by range.
+PLAYGROUND_TEXT_HEAD_CHARS = env_int("PLAYGROUND_TEXT_HEAD_CHARS", 16 * 1024)
+# `GET .../text/`: the default `length`, and the largest one accepted (more is a 400).
+PLAYGROUND_TEXT_PAGE_CHARS = env_int("PLAYGROUND_TEXT_PAGE_CHARS", 64 * 1024)
+PLAYGROUND_TEXT_RANGE_MAX_CHARS = env_int("PLAYGROUND_TEXT_RANGE_MAX_CHARS", 1024 * 1024)
+# "Download full text" streams the text in ranges of this many characters.
+PLAYGROUND_TEXT_STREAM_CHARS = env_int("PLAYGROUND_TEXT_STREAM_CHARS", 256 * 1024)
+# A version whose longest text exceeds this is not loaded whole into its page (no in-place
+# editor, no inline exports); its texts are shown lazily and downloaded instead.
+PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = env_int("PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS", 256 * 1024)
+# Diffs of texts longer than this are built from the changed region only (playground.diffing).
+PLAYGROUND_DIFF_LARGE_CHARS = env_int("PLAYGROUND_DIFF_LARGE_CHARS", 1024 * 1024)
+
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
 # Shared-link surfaces: `Cache-Control: no-store` on every answer (common.middleware).
 NO_STORE_URL_NAMES = frozenset(
-    {"shared-page", "shared-copy", "shared-login", "shared-resume", "api-shared"}
+    {
+        "shared-page",
+        "shared-copy",
+        "shared-login",
+        "shared-resume",
+        "api-shared",
+        "api-shared-text",
+        "api-shared-text-download",
+    }
 )
 # Failed share-token look-ups allowed per client address and window before 429.
 SHARE_GUESS_LIMIT = env_int("SHARE_GUESS_LIMIT", 30)

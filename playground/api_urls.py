@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .api import export, prompts, runs, sharing, uploads
+from .api import export, prompts, runs, sharing, texts, uploads
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
@@ -19,6 +19,12 @@ urlpatterns = [
         "prompts/<int:prompt_id>/access-log/", sharing.AccessLogApi.as_view(), name="api-access-log"
     ),
     path("shared/<str:token>/", sharing.SharedVersionApi.as_view(), name="api-shared"),
+    path("shared/<str:token>/text/", texts.SharedTextApi.as_view(), name="api-shared-text"),
+    path(
+        "shared/<str:token>/text/download/",
+        texts.SharedTextDownloadApi.as_view(),
+        name="api-shared-text-download",
+    ),
     path("prompts/", prompts.PromptListCreateApi.as_view(), name="api-prompt-list"),
     path("prompts/<int:prompt_id>/", prompts.PromptDetailApi.as_view(), name="api-prompt-detail"),
     path(
@@ -41,6 +47,14 @@ urlpatterns = [
     ),
     path(
         "versions/<int:version_id>/", prompts.VersionDetailApi.as_view(), name="api-version-detail"
+    ),
+    path(
+        "versions/<int:version_id>/text/", texts.VersionTextApi.as_view(), name="api-version-text"
+    ),
+    path(
+        "versions/<int:version_id>/text/download/",
+        texts.VersionTextDownloadApi.as_view(),
+        name="api-version-text-download",
     ),
     path(
         "versions/<int:version_id>/diff/", prompts.VersionDiffApi.as_view(), name="api-version-diff"

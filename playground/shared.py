@@ -4,6 +4,7 @@ Used by the shared page (/s/{token}) and the shared API (/api/v1/shared/{token}/
 """
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
 
 from common.exceptions import RateLimited
@@ -12,7 +13,7 @@ from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
 from .exceptions import NotFound
 from .models import AccessLogEntry, PromptVersion, ShareLink
 from .selectors import share_link_resolve, share_link_version
-from .services import access_log_record
+from .services import ACCESS_LOG_FETCH_RESOLUTION, access_log_record
 
 SCOPE = "share-token"
 
@@ -25,11 +26,16 @@ def _limit() -> Limit:
     return Limit(count=settings.SHARE_GUESS_LIMIT, window_seconds=settings.SHARE_GUESS_WINDOW)
 
 
-def shared_open(*, request: HttpRequest, token: str, path: str) -> tuple[ShareLink, PromptVersion]:
+def shared_open(
+    *, request: HttpRequest, token: str, path: str, thin_log: bool = False
+) -> tuple[ShareLink, PromptVersion]:
     """The link and the version it shows now, or NotFound / RateLimited / LoginRequired.
 
     Failed look-ups count against the client; over the limit every look-up is refused
     until the window ends, so guessing costs time whether or not a guess would have hit.
+    The link is checked against the database on every call, so a revoked or expired link is
+    refused on its very next request. `thin_log` records at most one access-log row a minute
+    per link and surface (a reader scrolling a long text asks for many ranges).
     """
     ident = client_ip(request)
     wait = ratelimit_exceeded(scope=SCOPE, ident=ident, limit=_limit())
@@ -44,7 +50,10 @@ def shared_open(*, request: HttpRequest, token: str, path: str) -> tuple[ShareLi
         raise NotFound
     if link.access == ShareLink.Access.LOGIN and not request.user.is_authenticated:
         raise LoginRequired
-    access_log_record(
-        prompt=link.prompt, via=AccessLogEntry.Via.LINK, user=request.user, path=path, link=link
-    )
+    if not thin_log or cache.add(
+        f"access-log:link:{link.pk}:{path}", 1, timeout=ACCESS_LOG_FETCH_RESOLUTION
+    ):
+        access_log_record(
+            prompt=link.prompt, via=AccessLogEntry.Via.LINK, user=request.user, path=path, link=link
+        )
     return link, version

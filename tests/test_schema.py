@@ -9,6 +9,13 @@ def test_openapi_schema_validates_without_warnings(tmp_path):
     text = out.read_text()
     assert "/api/v1/questions/{slug}/" in text
     assert "/api/v1/auth/token/" in text
+    for path in (
+        "/api/v1/versions/{version_id}/text/",
+        "/api/v1/versions/{version_id}/text/download/",
+        "/api/v1/shared/{token}/text/",
+        "/api/v1/shared/{token}/text/download/",
+    ):
+        assert path in text, path
 
 
 @pytest.mark.django_db

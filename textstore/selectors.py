@@ -7,11 +7,15 @@ verifies the SHA-256 of each chunk it touches. Damage raises `TextstoreIntegrity
 returns wrong text.
 """
 
+import bisect
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import unquote
 
 from django.db import connection
 
@@ -81,6 +85,8 @@ class ChainRow:
     chunk_index: bytes | None
     run: int
     snapshot_level: int | None
+    char_length: int
+    chunk_chars: int | None
 
 
 _READ_COLUMNS = (
@@ -92,6 +98,8 @@ _READ_COLUMNS = (
     "chunk_index",
     "run",
     "snapshot_level",
+    "char_length",
+    "chunk_chars",
 )
 
 
@@ -124,6 +132,8 @@ def _read_chain(sha: str) -> list[ChainRow]:
                 chunk_index=None if r[5] is None else bytes(r[5]),
                 run=r[6],
                 snapshot_level=r[7],
+                char_length=r[8],
+                chunk_chars=r[9],
             )
             for r in cursor.fetchall()
         ]
@@ -210,7 +220,11 @@ def blob_read(*, sha: str) -> str:
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    rows = _read_chain(sha)
+    return _read_rows(sha, _read_chain(sha))
+
+
+def _read_rows(sha: str, rows: list[ChainRow]) -> str:
+    """blob_read's rebuild from the chain's rows, already fetched."""
     start, text = len(rows) - 1, None
     for index, row in enumerate(rows):
         text = _cached(row.sha256)
@@ -236,30 +250,205 @@ def blob_read(*, sha: str) -> str:
     return text
 
 
-def blob_read_range(*, sha: str, offset: int, length: int) -> str:
-    """Characters `[offset, offset + length)` of the text, clipped to its end.
+@dataclass(frozen=True)
+class BlobRange:
+    """Characters `[offset, offset + len(text))` of a text of `total` characters."""
 
-    A full snapshot kept in object storage is read with ranged GETs of just the chunks the range
-    covers (each verified by its SHA-256), so a screenful of a 50 MB text costs a chunk or two.
-    Other texts come from the cache or are rebuilt (a bounded amount of work, see policy.py).
+    offset: int
+    text: str
+    total: int
+
+
+def blob_read_range(*, sha: str, offset: int, length: int) -> str:
+    """Characters `[offset, offset + length)` of the text, clipped to its end (see blob_range)."""
+    return blob_range(sha=sha, offset=offset, length=length).text
+
+
+def blob_range(*, sha: str, offset: int, length: int) -> BlobRange:
+    """Characters `[offset, offset + length)` of the text, clipped to its end, with its length.
+
+    A text whose chain rests on a full snapshot kept in object storage is never rebuilt whole:
+    the range is mapped through the chain's deltas (each a list of copies from its base and
+    inserted text) down to the snapshot, and only the chunks those copies touch are fetched,
+    with ranged GETs, each verified by its SHA-256. So a screenful of a 50 MB text, or of a
+    one-line edit of it, costs one query and a chunk or two. Each delta is checked to span its
+    base exactly and to produce the recorded length; one that does not (or a base holding
+    characters outside the BMP, where diff-match-patch counts UTF-16 units) falls back to the
+    full, hash-verified rebuild. Texts on inline snapshots are small: read whole, verified.
     """
     if offset < 0 or length < 0:
         raise InvalidRange("offset and length must not be negative")
     cached = text_cache.get(sha)
     if cached is not None:
-        return cached[offset : offset + length]
-    row = Blob.objects.defer("payload").filter(pk=_check_sha(sha)).first()
-    if row is None:
-        raise BlobNotFound(sha)
-    end = min(offset + length, row.char_length)
+        return BlobRange(offset=offset, text=cached[offset : offset + length], total=len(cached))
+    rows = _read_chain(sha)
+    total = rows[0].char_length
+    end = min(offset + length, total)
     if offset >= end:
-        return ""
-    if row.object_key:
-        return _chunked_range(row, offset, end)
-    return blob_read(sha=sha)[offset:end]
+        return BlobRange(offset=offset, text="", total=total)
+    snapshot = rows[-1]
+    if snapshot.kind == Blob.Kind.FULL and snapshot.object_key:
+        try:
+            text = "".join(_chain_range(rows, 0, offset, end))
+            return BlobRange(offset=offset, text=text, total=total)
+        except _Unmappable:
+            pass
+    return BlobRange(offset=offset, text=_read_rows(sha, rows)[offset:end], total=total)
 
 
-def _chunked_range(row: Blob, offset: int, end: int) -> str:
+def blob_lengths(*, shas: list[str]) -> dict[str, int]:
+    """Length in characters of each stored text among `shas` (one query; unknown ones absent)."""
+    wanted = {sha for sha in shas if isinstance(sha, str) and _SHA_RE.match(sha)}
+    rows = Blob.objects.filter(pk__in=wanted).values_list("sha256", "char_length")
+    return {sha: int(length) for sha, length in rows}
+
+
+class _Unmappable(Exception):
+    """A delta whose counts cannot be read as code points of its base (see blob_read_range)."""
+
+
+@dataclass(frozen=True)
+class _Op:
+    """One operation of a delta, placed in the target: a copy of the base from `source`, or
+    inserted `text`."""
+
+    start: int
+    end: int
+    source: int | None
+    text: str
+
+
+# Parsed deltas by blob: a reader scrolling a long text asks for many ranges of it, and mapping
+# the operations of a delta over a base with astral characters means scanning the base once.
+_OPS_CACHE_ENTRIES = 256
+_ops_cache: OrderedDict[str, list["_Op"]] = OrderedDict()
+_ops_lock = threading.Lock()
+# Characters scanned at a time when translating UTF-16 offsets in a base with astral characters.
+_SCAN_CHARS = 1 << 20
+
+
+def _delta_ops(rows: list[ChainRow], level: int) -> list[_Op]:
+    """The copies and insertions of `rows[level]`'s delta, in target order and in code points.
+
+    diff-match-patch counts copies and deletions in UTF-16 units. When the delta spans exactly
+    the base's length in code points, the base is all BMP and units are code points; otherwise
+    the operations' boundaries are translated by scanning the base a window at a time (once per
+    process per delta: the result is cached). Raises _Unmappable if the delta does not fit.
+    """
+    row = rows[level]
+    with _ops_lock:
+        cached = _ops_cache.get(row.sha256)
+        if cached is not None:
+            _ops_cache.move_to_end(row.sha256)
+            return cached
+    tokens: list[tuple[str, int, str]] = []
+    pointer = 0
+    for token in _delta_text(row).split("\t"):
+        if not token:
+            continue
+        op, param = token[0], token[1:]
+        if op == "+":
+            tokens.append((op, 0, unquote(param) if "%" in param else param))
+            continue
+        if op not in "=-" or not (param.isascii() and param.isdigit()):
+            raise _integrity(row, f"invalid delta operation {token[:20]!r}")
+        tokens.append((op, int(param), ""))
+        pointer += int(param)
+    base_length = rows[level + 1].char_length
+    if pointer == base_length:
+        points = None
+    else:
+        units = sorted({0, pointer, *_unit_boundaries(tokens)})
+        points = _units_to_points(rows, level + 1, units)
+        if points[pointer] != base_length:
+            raise _Unmappable
+    ops: list[_Op] = []
+    target = unit = 0
+    for op, count, text in tokens:
+        if op == "+":
+            ops.append(_Op(start=target, end=target + len(text), source=None, text=text))
+            target += len(text)
+            continue
+        start = unit if points is None else points[unit]
+        unit += count
+        stop = unit if points is None else points[unit]
+        if op == "=" and stop > start:
+            ops.append(_Op(start=target, end=target + stop - start, source=start, text=""))
+            target += stop - start
+    if target != row.char_length:
+        raise _Unmappable
+    with _ops_lock:
+        _ops_cache[row.sha256] = ops
+        while len(_ops_cache) > _OPS_CACHE_ENTRIES:
+            _ops_cache.popitem(last=False)
+    return ops
+
+
+def _unit_boundaries(tokens: list[tuple[str, int, str]]) -> Iterator[int]:
+    unit = 0
+    for op, count, _ in tokens:
+        if op != "+":
+            unit += count
+            yield unit
+
+
+def _units_to_points(rows: list[ChainRow], level: int, units: list[int]) -> dict[int, int]:
+    """Code-point offsets in the text of `rows[level]` of the given UTF-16 offsets (sorted)."""
+    total = rows[level].char_length
+    found: dict[int, int] = {}
+    pending = iter(units)
+    want = next(pending, None)
+    unit_at = point_at = 0
+    while want is not None:
+        if want == unit_at:
+            found[want] = point_at
+            want = next(pending, None)
+            continue
+        if point_at >= total:
+            raise _Unmappable
+        window = "".join(_chain_range(rows, level, point_at, min(point_at + _SCAN_CHARS, total)))
+        encoded = window.encode("utf-16-le")
+        window_units = len(encoded) // 2
+        while want is not None and want <= unit_at + window_units:
+            try:
+                inside = len(encoded[: 2 * (want - unit_at)].decode("utf-16-le"))
+            except UnicodeDecodeError:
+                raise _Unmappable from None  # a boundary inside a surrogate pair
+            found[want] = point_at + inside
+            want = next(pending, None)
+        unit_at += window_units
+        point_at += len(window)
+    return found
+
+
+def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list[str]:
+    """Pieces of characters `[start, end)` of the text of `rows[level]`."""
+    row = rows[level]
+    cached = _cached(row.sha256)
+    if cached is not None:
+        return [cached[start:end]]
+    if level == len(rows) - 1:
+        if row.kind != Blob.Kind.FULL:
+            raise _integrity(rows[0], f"chain ends at {row.sha256}, which is not full")
+        return [_chunked_range(row, start, end)]
+    ops = _delta_ops(rows, level)
+    pieces: list[str] = []
+    first = bisect.bisect_right([op.start for op in ops], start) - 1
+    for op in ops[max(first, 0) :]:
+        if op.start >= end:
+            break
+        lo, hi = max(start, op.start), min(end, op.end)
+        if lo >= hi:
+            continue
+        if op.source is None:
+            pieces.append(op.text[lo - op.start : hi - op.start])
+        else:
+            shift = op.source - op.start
+            pieces.extend(_chain_range(rows, level + 1, lo + shift, hi + shift))
+    return pieces
+
+
+def _chunked_range(row: Blob | ChainRow, offset: int, end: int) -> str:
     size = int(row.chunk_chars or 0)
     try:
         entries = chunk_index_parse(bytes(row.chunk_index or b""))

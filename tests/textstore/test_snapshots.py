@@ -8,6 +8,7 @@ import random
 import pytest
 
 from textstore import objects
+from textstore.cache import caches_clear
 from textstore.chunks import chunk_index_parse
 from textstore.exceptions import TextstoreIntegrityError
 from textstore.models import Blob
@@ -100,8 +101,6 @@ def test_a_corrupted_chunk_is_detected_on_read(store):
     text = big_text(seed=4)
     blob = blob_put(text=text)
     _corrupt_chunk(blob, 3)
-    from textstore.cache import caches_clear
-
     caches_clear()
     with pytest.raises(TextstoreIntegrityError, match=blob.sha256):
         blob_read(sha=blob.sha256)
@@ -141,3 +140,56 @@ def test_multi_megabyte_text_with_default_sizes_on_s3(s3_storage, settings, no_f
         blob_read_range(sha=blob.sha256, offset=middle, length=3_000)
         == text[middle : middle + 3_000]
     )
+
+
+def _edited_chain(text: str, edits: int) -> tuple[list[str], list[str]]:
+    versions = [text]
+    for number in range(edits):
+        middle = len(versions[-1]) // (number + 2)
+        versions.append(
+            versions[-1][:middle] + f"\nedit {number} ü\n" + versions[-1][middle + 40 :]
+        )
+    shas, base = [], None
+    for version in versions:
+        base = blob_put(text=version, base=base)
+        shas.append(base.sha256)
+    return versions, shas
+
+
+def test_ranges_of_deltas_map_through_the_chain_to_chunks(store, request):
+    """A range of an edited large text never rebuilds it: copies in the deltas are followed
+    down to the snapshot's chunks (whole-object fetches are refused here)."""
+    bmp = big_text(seed=8).replace("😀", "☺").replace("\U0001d54f", "x")
+    versions, shas = _edited_chain(bmp, 4)
+    rows = Blob.objects.in_bulk(shas)
+    assert [rows[sha].kind for sha in shas] == ["full"] + ["delta"] * 4
+    request.getfixturevalue("no_full_downloads")  # written: from here on, ranges only
+    rng = random.Random(8)
+    for sha, text in zip(shas, versions, strict=True):
+        cases = [(0, 50), (len(text) - 30, 100), (len(text) // 2 - 20, 3 * CHUNK)]
+        cases += [(rng.randrange(len(text)), rng.randrange(2 * CHUNK)) for _ in range(15)]
+        for offset, length in cases:
+            caches_clear()
+            got = blob_read_range(sha=sha, offset=offset, length=length)
+            assert got == text[offset : offset + length]
+
+
+def test_ranges_of_deltas_over_astral_text_translate_utf16_counts(store, request):
+    """diff-match-patch counts UTF-16 units; over a base with emoji the delta's boundaries are
+    translated to code points by scanning the base by range (still no whole-object fetch)."""
+    versions, shas = _edited_chain(big_text(seed=9), 3)
+    request.getfixturevalue("no_full_downloads")
+    for sha, text in zip(shas[1:], versions[1:], strict=True):
+        for offset in (0, len(text) // 3, len(text) - 10):
+            caches_clear()
+            assert (
+                blob_read_range(sha=sha, offset=offset, length=500) == text[offset : offset + 500]
+            )
+
+
+def test_a_damaged_delta_is_not_served_by_a_range_read(store):
+    versions, shas = _edited_chain(big_text(seed=10).replace("😀", "☺"), 1)
+    Blob.objects.filter(pk=shas[1]).update(payload=b"\x00garbage")
+    caches_clear()
+    with pytest.raises(TextstoreIntegrityError, match=shas[1]):
+        blob_read_range(sha=shas[1], offset=0, length=100)

@@ -1,0 +1,367 @@
+"""Long texts a range at a time: `GET /api/v1/versions/{id}/text/`, the shared variant, the
+streamed download, and the access checks every range repeats.
+
+Texts here are stored as chunked snapshots in object storage (small inline limit and chunk
+size), on local disk and on the moto S3 server over HTTP (`store`); with REDLINE_TEST_S3=1 the
+whole file runs against S3.
+"""
+
+import random
+from dataclasses import dataclass
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from playground.models import AccessLogEntry, PromptVersion, ShareLink
+from playground.services import grant_revoke, grant_set, share_link_create, share_link_revoke
+from tests.factories import api_client_for, make_user
+from tests.playground.factories import content, make_prompt, save
+from textstore import objects
+from textstore.cache import caches_clear
+from textstore.models import Blob
+
+pytestmark = pytest.mark.django_db
+
+CHUNK = 1_000
+
+
+def long_text(seed: int, chars: int, *, marker: str = "") -> str:
+    """Numbered lines of mixed text (accents, CJK, an emoji), `marker` near the end."""
+    rng = random.Random(seed)
+    words = ["cache", "queue", "shard", "grüße", "日本語", "replica", "lease", "quorum", "🙂"]
+    lines, size = [], 0
+    number = 0
+    while size < chars:
+        line = f"{number:06d} " + " ".join(rng.choice(words) for _ in range(12))
+        lines.append(line)
+        size += len(line) + 1
+        number += 1
+    text = "\n".join(lines)[:chars]
+    if marker:
+        text = text[: chars - len(marker) - 50] + marker + text[chars - 50 :]
+    return text
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, settings):
+    request.getfixturevalue("s3_storage" if request.param == "s3" else "local_storage")
+    settings.TEXTSTORE_INLINE_MAX = 4 * 1024
+    settings.TEXTSTORE_CHUNK_CHARS = CHUNK
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    cache.clear()  # rate limits and access-log thinning
+    caches_clear()
+    yield
+    cache.clear()
+    caches_clear()
+
+
+@dataclass
+class World:
+    owner: object
+    prompt: object
+    root: object
+    v2: object
+    system: str
+    message: str
+    token: str
+    link: ShareLink
+
+
+@pytest.fixture
+def world(store) -> World:
+    owner = make_user("owner")
+    system = long_text(1, 30_000, marker="END-OF-SYSTEM")
+    message = long_text(2, 12_000)
+    prompt, root = make_prompt(
+        owner, system=system, messages=[{"role": "user", "content": message}]
+    )
+    secret_system = system[:5_000] + "SECRET-IN-V2" + system[5_000:]
+    v2 = save(
+        owner,
+        prompt,
+        root,
+        system=secret_system,
+        messages=[{"role": "user", "content": message + "\nSECRET-IN-V2 too"}],
+    ).version
+    link, token = share_link_create(actor=owner, prompt=prompt, access="public", version=root)
+    return World(owner, prompt, root, v2, system, message, token, link)
+
+
+def _url(version, **query):
+    qs = "&".join(f"{k}={v}" for k, v in query.items())
+    return f"/api/v1/versions/{version.pk}/text/?{qs}"
+
+
+def test_texts_are_chunked_snapshots_and_deltas(world):
+    system_sha = world.root.system_sha
+    blob = Blob.objects.get(pk=system_sha)
+    assert blob.object_key and blob.chunk_chars == CHUNK
+    assert Blob.objects.get(pk=world.v2.system_sha).kind == "delta"
+
+
+def test_range_by_characters(world, settings):
+    api = api_client_for(world.owner)
+    body = api.get(_url(world.root, field="system", offset=1234, length=5000)).json()
+    assert body == {
+        "field": "system",
+        "offset": 1234,
+        "length": 5000,
+        "total": len(world.system),
+        "text": world.system[1234:6234],
+    }
+    # Defaults: from 0, PLAYGROUND_TEXT_PAGE_CHARS long.
+    settings.PLAYGROUND_TEXT_PAGE_CHARS = 777
+    body = api.get(_url(world.root, field="system")).json()
+    assert (body["offset"], body["length"], body["text"]) == (0, 777, world.system[:777])
+    # The end clips; at the end the range is empty.
+    total = len(world.system)
+    body = api.get(_url(world.root, field="system", offset=total - 10, length=100)).json()
+    assert (body["length"], body["text"]) == (10, world.system[-10:])
+    body = api.get(_url(world.root, field="system", offset=total)).json()
+    assert (body["length"], body["text"], body["total"]) == (0, "", total)
+    # Messages by index; code points, not UTF-16 units or bytes (the text holds emoji).
+    body = api.get(_url(world.root, field="messages.0.content", offset=100, length=3000)).json()
+    assert body["text"] == world.message[100:3100] and body["total"] == len(world.message)
+    assert "🙂" in world.message
+
+
+def test_ranges_of_an_edited_version_read_through_its_delta(world):
+    """v2 is a delta on root's snapshot; each range of it is right, read cold."""
+    api = api_client_for(world.owner)
+    text = world.system[:5_000] + "SECRET-IN-V2" + world.system[5_000:]
+    for offset in (0, 4_990, 5_005, len(text) - 3_000):
+        caches_clear()
+        body = api.get(_url(world.v2, field="system", offset=offset, length=2_000)).json()
+        assert body["text"] == text[offset : offset + 2_000], offset
+        assert body["total"] == len(text)
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({}, "field"),
+        ({"field": "user"}, "field"),
+        ({"field": "messages.1.content"}, "field"),
+        ({"field": "messages.01.content"}, "field"),
+        ({"field": "messages.-1.content"}, "field"),
+        ({"field": "messages.0.role"}, "field"),
+        ({"field": "system", "offset": "-1"}, "offset"),
+        ({"field": "system", "offset": "abc"}, "offset"),
+        ({"field": "system", "offset": "1.5"}, "offset"),
+        ({"field": "system", "offset": "9" * 40}, "offset"),
+        ({"field": "system", "offset": "40000"}, "offset"),
+        ({"field": "system", "length": "-5"}, "length"),
+        ({"field": "system", "length": "x"}, "length"),
+        ({"field": "system", "length": "9" * 40}, "length"),
+        ({"field": "system", "length": "1048577"}, "length"),
+        ({"field": "system", "length": "٣"}, "length"),
+    ],
+)
+def test_bad_parameters_are_400_naming_the_parameter(world, query, field):
+    response = api_client_for(world.owner).get(_url(world.root, **query))
+    assert response.status_code == 400, response.content
+    assert response.json()["detail"].startswith(f"{field}:"), response.json()
+
+
+def test_not_yours_is_404_and_a_grant_gives_access(world):
+    stranger = make_user("stranger")
+    api = api_client_for(stranger)
+    url = _url(world.root, field="system", length=10)
+    assert api.get(url).status_code == 404
+    assert api.get("/api/v1/versions/999999/text/?field=system").status_code == 404
+    assert api.get(f"/api/v1/versions/{world.root.pk}/text/download/?field=system").status_code == (
+        404
+    )
+    grant_set(actor=world.owner, prompt=world.prompt, username="stranger", role="viewer")
+    assert api.get(url).json()["text"] == world.system[:10]
+    grant_revoke(actor=world.owner, prompt=world.prompt, username="stranger")
+    # The very next range is refused: access is checked in the request, nothing cached.
+    assert api.get(url).status_code == 404
+
+
+def test_etag_is_the_text_hash_and_range_and_a_revoked_reader_gets_404_not_304(world):
+    viewer = make_user("viewer")
+    grant_set(actor=world.owner, prompt=world.prompt, username="viewer", role="viewer")
+    api = api_client_for(viewer)
+    url = _url(world.root, field="system", offset=10, length=20)
+    first = api.get(url)
+    etag = first.headers["ETag"]
+    assert etag == f'"{world.root.system_sha}-10-20"'
+    assert first.headers["Cache-Control"] == "private, no-cache"
+    assert api.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304
+    other = api.get(_url(world.root, field="system", offset=30, length=20))
+    assert other.headers["ETag"] != etag
+    grant_revoke(actor=world.owner, prompt=world.prompt, username="viewer")
+    assert api.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 404
+
+
+def test_shared_ranges_cover_only_the_links_version(world):
+    anonymous = api_client_for(None)
+    base = f"/api/v1/shared/{world.token}/text/"
+    body = anonymous.get(f"{base}?field=system&offset=5&length=50").json()
+    assert body["text"] == world.system[5:55]
+    ok = anonymous.get(f"{base}?field=system&version={world.root.pk}")
+    assert ok.status_code == 200 and "no-store" in ok.headers["Cache-Control"]
+    assert "ETag" not in ok.headers
+    # Probe for the secret planted in v2, which the link does not cover: every field, every
+    # offset, with the other version's id, by download too.
+    probes = [
+        f"{base}?field={field}&offset={offset}&length=1048576&version={version}"
+        for field in ("system", "messages.0.content", "messages.1.content")
+        for offset in (0, 4_000, 5_000)
+        for version in (world.v2.pk, "", world.root.pk)
+    ]
+    probes += [
+        f"/api/v1/shared/{world.token}/text/download/?field={field}&version={version}"
+        for field in ("system", "messages.0.content")
+        for version in (world.v2.pk, world.root.pk, "")
+    ]
+    statuses = set()
+    for probe in probes:
+        response = anonymous.get(probe)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert b"SECRET" not in body, probe
+        statuses.add(response.status_code)
+        if f"version={world.v2.pk}" in probe:
+            assert response.status_code == 404, probe
+    assert statuses == {200, 400, 404}
+
+
+def test_a_revoked_or_expired_link_is_refused_on_the_next_range(world):
+    anonymous = api_client_for(None)
+    url = f"/api/v1/shared/{world.token}/text/?field=system&length=10"
+    download = f"/api/v1/shared/{world.token}/text/download/?field=system"
+    assert anonymous.get(url).status_code == 200
+    share_link_revoke(actor=world.owner, link=world.link)
+    assert anonymous.get(url).status_code == 404
+    assert anonymous.get(download).status_code == 404
+    link, token = share_link_create(
+        actor=world.owner, prompt=world.prompt, access="login", version=world.root
+    )
+    login_url = f"/api/v1/shared/{token}/text/?field=system&length=10"
+    assert anonymous.get(login_url).status_code in (401, 403)
+    assert api_client_for(make_user("someone")).get(login_url).status_code == 200
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    ShareLink.objects.filter(pk=link.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert api_client_for(make_user("other")).get(login_url).status_code == 404
+
+
+def test_a_label_link_serves_the_labels_version_and_refuses_a_stale_one(world):
+    _, token = share_link_create(
+        actor=world.owner, prompt=world.prompt, access="public", label_name="main"
+    )
+    anonymous = api_client_for(None)
+    url = f"/api/v1/shared/{token}/text/?field=system&offset=4990&length=40"
+    assert "SECRET-IN-V2" in anonymous.get(f"{url}&version={world.v2.pk}").json()["text"]
+    v3 = save(world.owner, world.prompt, world.v2, system="third").version
+    # A reader still scrolling v2 is told it moved on instead of being given v3's text.
+    assert anonymous.get(f"{url}&version={world.v2.pk}").status_code == 404
+    fresh = f"/api/v1/shared/{token}/text/?field=system&version={v3.pk}"
+    assert anonymous.get(fresh).json()["text"] == "third"
+
+
+def test_shared_ranges_log_at_most_once_a_minute_per_link(world):
+    anonymous = api_client_for(None)
+    before = AccessLogEntry.objects.filter(link=world.link).count()
+    for offset in range(0, 10_000, 1_000):
+        url = f"/api/v1/shared/{world.token}/text/?field=system&offset={offset}&length=1000"
+        assert anonymous.get(url).status_code == 200
+    assert AccessLogEntry.objects.filter(link=world.link).count() == before + 1
+
+
+def test_download_streams_the_whole_text(world, settings):
+    settings.PLAYGROUND_TEXT_STREAM_CHARS = 4_096
+    api = api_client_for(world.owner)
+    response = api.get(f"/api/v1/versions/{world.v2.pk}/text/download/?field=system")
+    assert response.status_code == 200 and response.streaming
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.headers["Content-Disposition"] == (
+        f'attachment; filename="prompt-{world.prompt.pk}-v2-system.txt"'
+    )
+    parts = list(response.streaming_content)
+    assert len(parts) > 5  # streamed in ranges, not built whole
+    expected = world.system[:5_000] + "SECRET-IN-V2" + world.system[5_000:]
+    assert b"".join(parts).decode("utf-8") == expected
+    shared = api_client_for(None).get(
+        f"/api/v1/shared/{world.token}/text/download/?field=messages.0.content"
+    )
+    assert b"".join(shared.streaming_content).decode() == world.message
+    bad = api.get(f"/api/v1/versions/{world.v2.pk}/text/download/?field=messages.7.content")
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("field:")
+
+
+def test_query_counts_do_not_grow_with_text_or_offset(world):
+    owner = api_client_for(world.owner)
+    viewer = make_user("viewer")
+    grant_set(actor=world.owner, prompt=world.prompt, username="viewer", role="viewer")
+    api = api_client_for(viewer)
+    anonymous = api_client_for(None)
+    api.get("/api/v1/prompts/")  # the key's first use records last_used_at
+    owner.get("/api/v1/prompts/")
+    small = save(world.owner, world.prompt, world.root, system="short").version
+
+    def counts(version, offset):
+        numbers = []
+        for client, url in (
+            (owner, _url(version, field="system", offset=offset, length=500)),
+            (api, _url(version, field="system", offset=offset, length=500)),
+        ):
+            caches_clear()  # read from storage every time
+            cache.clear()  # the grantee's access-log row is written every time
+            with CaptureQueriesContext(connection) as queries:
+                assert client.get(url).status_code == 200
+            numbers.append(len(queries))
+        return numbers
+
+    baseline = counts(small, 0)
+    assert baseline == counts(world.root, 0) == counts(world.root, 20_000)
+    assert baseline == counts(world.v2, 25_000)
+    # Owner: token, version with its prompt, the text's chain; a grantee adds the grant and
+    # its access-log row.
+    assert baseline == [3, 5]
+    with CaptureQueriesContext(connection) as shared:
+        anonymous.get(f"/api/v1/shared/{world.token}/text/?field=system&offset=9000")
+    assert len(shared) <= 6
+
+
+def test_a_multi_megabyte_version_reads_ranges_without_fetching_whole_objects(
+    s3_storage, settings, monkeypatch
+):
+    """Default sizes, S3 over HTTP: a 6 MB text and a one-line edit of it, read by range."""
+    owner = make_user("big")
+    text = long_text(7, 6_000_000, marker="NEAR-THE-END")
+    prompt, root = make_prompt(owner, system=text)
+    lines = text.split("\n")
+    lines[len(lines) // 2] = "THE EDITED LINE"
+    edited = "\n".join(lines)
+    v2 = save(owner, prompt, root, system=edited).version
+    assert Blob.objects.get(pk=v2.system_sha).kind == "delta"
+
+    def refuse(*, key: str) -> bytes:
+        raise AssertionError(f"whole object {key} fetched")
+
+    monkeypatch.setattr(objects, "object_get", refuse)
+    caches_clear()
+    api = api_client_for(owner)
+    middle = edited.index("THE EDITED LINE") - 100
+    body = api.get(_url(v2, field="system", offset=middle, length=300)).json()
+    assert body["text"] == edited[middle : middle + 300] and "THE EDITED LINE" in body["text"]
+    end = len(edited) - 200
+    body = api.get(_url(v2, field="system", offset=end, length=300)).json()
+    assert "NEAR-THE-END" in body["text"] and body["total"] == len(edited)
+
+
+def test_versions_are_untouched_by_reads(world):
+    before = PromptVersion.objects.count()
+    api_client_for(world.owner).get(_url(world.v2, field="system"))
+    assert PromptVersion.objects.count() == before
+    _ = content()
