@@ -39,9 +39,31 @@ def _json_text(raw: str, field: str, empty: Any) -> Any:
         ) from None
 
 
+def _ref(raw: str, field: str) -> dict[str, Any] | None:
+    """A text reference the large-text editor posts beside a text field (`system_ref`,
+    `message_ref`): empty for none, else a JSON object checked by content_prepare."""
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ContentInvalid(f"{field}: the text reference is not a JSON object.", field=field)
+    return value
+
+
 def content_from_form(data: QueryDict) -> dict[str, Any]:
     roles = data.getlist("message_role")
-    contents = data.getlist("message_content")
+    contents: list[Any] = data.getlist("message_content")
+    refs = data.getlist("message_ref")
+    if len(refs) == len(contents):
+        contents = [
+            _ref(ref, f"messages.{index}.content") or content
+            for index, (ref, content) in enumerate(zip(refs, contents, strict=True))
+        ]
+    system: Any = _ref(data.get("system_ref", ""), "system") or data.get("system", "")
     names = data.getlist("variable_name")
     defaults = data.getlist("variable_default")
     variables = {
@@ -60,9 +82,12 @@ def content_from_form(data: QueryDict) -> dict[str, Any]:
     return {
         "provider": data.get("provider", ""),
         "model": data.get("model", ""),
-        "system": data.get("system", "").replace("\r\n", "\n"),
+        "system": system.replace("\r\n", "\n") if isinstance(system, str) else system,
         "messages": [
-            {"role": role, "content": content.replace("\r\n", "\n")}
+            {
+                "role": role,
+                "content": content.replace("\r\n", "\n") if isinstance(content, str) else content,
+            }
             for role, content in zip(roles, contents, strict=False)
         ],
         "params": params,

@@ -52,7 +52,9 @@ UPLOAD_PREFIX = "uploads"
 _TOKEN_SALT = "playground.upload.put"  # noqa: S105 (a signing namespace, not a secret)
 _RECEIVE_BLOCK = 64 * 1024
 _READ_PIECE_CHARS = 1 << 20
-_REF_HELP = 'must be a string, {"upload": "<id>"} or {"same_as": "parent"}.'
+_REF_HELP = (
+    'must be a string, {"upload": "<id>"}, {"same_as": "parent"} or {"parent_text": "<sha256>"}.'
+)
 
 
 class Readable(Protocol):
@@ -172,7 +174,15 @@ class UploadRef:
 
 @dataclass(frozen=True)
 class ParentText:
-    pass
+    """`{"same_as": "parent"}`: the parent's text of the same field."""
+
+
+@dataclass(frozen=True)
+class ParentTextSha:
+    """`{"parent_text": "<sha>"}`: one of the parent's texts, by its SHA-256 (any field, so a
+    moved message keeps its text)."""
+
+    sha256: str
 
 
 def _text_or_ref(value: Any, field: str) -> Any:
@@ -182,6 +192,8 @@ def _text_or_ref(value: Any, field: str) -> Any:
             return UploadRef(value["upload"])
         if value == {"same_as": "parent"}:
             return ParentText()
+        if set(value) == {"parent_text"} and isinstance(value["parent_text"], str):
+            return ParentTextSha(value["parent_text"])
         raise ContentInvalid(f"{field}: {_REF_HELP}", field=field)
     if not isinstance(value, str):
         raise ContentInvalid(f"{field}: {_REF_HELP}", field=field)
@@ -222,6 +234,13 @@ def _parent_sha(parent: PromptVersion | None, field: str) -> str:
     if index >= len(parent.messages):
         raise ContentInvalid(f"{field}: the parent has no message {index} to keep.", field=field)
     return parent.messages[index]["sha"]
+
+
+def _parent_text(parent: PromptVersion | None, field: str, sha: str) -> str:
+    texts = [] if parent is None else [parent.system_sha, *(m["sha"] for m in parent.messages)]
+    if sha not in texts:
+        raise ContentInvalid(f"{field}: not a text of the parent version.", field=field)
+    return sha
 
 
 def _claim(*, actor: User, refs: dict[str, UploadRef]) -> dict[str, Upload]:
@@ -308,6 +327,8 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) 
     for field, value in fields:
         if isinstance(value, ParentText):
             _set_text(canonical, field, StoredText(_parent_sha(parent, field)))
+        elif isinstance(value, ParentTextSha):
+            _set_text(canonical, field, StoredText(_parent_text(parent, field, value.sha256)))
     refs = {field: value for field, value in fields if isinstance(value, UploadRef)}
     uploads = _claim(actor=actor, refs=refs)
     try:

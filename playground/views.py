@@ -22,9 +22,10 @@ from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
 from .diffing import FOLD_STEP, content_diff, diff_expand
+from .editor import editor_settings, editor_values_for_version, editor_values_from_post
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
-from .forms import content_as_form_values, content_from_form, form_values_from_post
+from .forms import content_as_form_values, content_from_form
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
 from .pages import prompt_page_build
 from .selectors import (
@@ -93,7 +94,12 @@ def _version_or_404(prompt: Prompt, version_id: Any) -> PromptVersion:
 
 
 def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
-    return {"editor": values, "providers": PROVIDERS, "default_models": DEFAULT_MODELS}
+    return {
+        "editor": values,
+        "providers": PROVIDERS,
+        "default_models": DEFAULT_MODELS,
+        "editor_limits": editor_settings(),
+    }
 
 
 @login_required
@@ -171,7 +177,7 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
             message=request.POST.get("commit_message", ""),
         )
     except PlaygroundError as error:
-        context.update(_editor_context(form_values_from_post(request.POST)))
+        context.update(_editor_context(editor_values_from_post(request.POST)))
         return render(
             request,
             "playground/prompt_new.html",
@@ -212,7 +218,11 @@ def _prompt_page(
             "can_edit": access.can_edit,
             "is_owner": access.is_owner,
             **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
-            **_editor_context(editor_values or content_as_form_values(page.content)),
+            **(
+                _editor_context(editor_values or editor_values_for_version(version=selected))
+                if access.can_edit
+                else {}
+            ),
         },
         status=status,
     )
@@ -253,7 +263,7 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             request,
             access,
             parent,
-            editor_values=form_values_from_post(request.POST),
+            editor_values=editor_values_from_post(request.POST),
             error=error,
             status=400,
         )
