@@ -171,7 +171,12 @@ def save(client: Client, prompt_id: int, parent: int, system) -> int:
 def django(env: dict[str, str], code: str) -> str:
     script = "import django\ndjango.setup()\n" + textwrap.dedent(code)
     return subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
 
 
@@ -295,7 +300,9 @@ def main() -> None:
             return result, growth
 
         print(f"text: {size / MB:.1f} MB, {size} bytes")
-        upload_id, g_upload = measured("upload (PUT, streamed to disk)", lambda: upload(client, text))
+        upload_id, g_upload = measured(
+            "upload (PUT, streamed to disk)", lambda: upload(client, text)
+        )
         version, g_verify = measured(
             "verify + store + save", lambda: save(client, prompt_id, root_id, {"upload": upload_id})
         )
@@ -318,7 +325,8 @@ def main() -> None:
         before = disk()
         edit_upload = upload(client, edited)
         edit_version, g_edit = measured(
-            "edit: verify + store + save", lambda: save(client, prompt_id, version, {"upload": edit_upload})
+            "edit: verify + store + save",
+            lambda: save(client, prompt_id, version, {"upload": edit_upload}),
         )
         _, g_edit_page = measured("edited version page render", lambda: page_html(edit_version))
         disk_growth = disk() - before

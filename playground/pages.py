@@ -3,8 +3,11 @@
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from .models import Label, PromptVersion
 from .selectors import PromptAccess, label_list, version_content, version_tree
+from .texts import ContentPreview, version_preview
 from .tree import Layout, tree_layout
 
 
@@ -18,8 +21,21 @@ class PromptPage:
     main: Label | None
     selected: PromptVersion
     selected_labels: list[str]
-    content: dict[str, Any]
+    # The whole content, or None when a text is too long to load into a page (see
+    # version_page_content): then only `preview` is shown and the rest loads by range.
+    content: dict[str, Any] | None
+    preview: ContentPreview
     versions_count: int
+
+
+def version_page_content(*, version: PromptVersion) -> tuple[dict[str, Any] | None, ContentPreview]:
+    """What a page shows of a version: the first screenful of each text, and the whole content
+    only if every text is at most PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS long, so a page's size
+    and its worker's memory do not grow with a long text."""
+    preview = version_preview(version=version)
+    if preview.longest > int(settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS):
+        return None, preview
+    return version_content(version=version), preview
 
 
 def prompt_page_build(*, access: PromptAccess, selected: PromptVersion | None) -> PromptPage:
@@ -32,6 +48,7 @@ def prompt_page_build(*, access: PromptAccess, selected: PromptVersion | None) -
     main = next((label for label in labels if label.name == "main"), None)
     if selected is None:
         selected = next((v for v in versions if main and v.pk == main.version_id), versions[-1])
+    content, preview = version_page_content(version=selected)
     return PromptPage(
         access=access,
         layout=tree_layout(versions, by_version),
@@ -39,6 +56,7 @@ def prompt_page_build(*, access: PromptAccess, selected: PromptVersion | None) -
         main=main,
         selected=selected,
         selected_labels=by_version.get(selected.pk, []),
-        content=version_content(version=selected),
+        content=content,
+        preview=preview,
         versions_count=len(versions),
     )

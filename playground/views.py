@@ -27,7 +27,7 @@ from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
-from .pages import prompt_page_build
+from .pages import prompt_page_build, version_page_content
 from .selectors import (
     PromptAccess,
     access_log,
@@ -58,6 +58,7 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
+from .texts import ContentPreview
 from .uploads import content_prepare
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
@@ -91,6 +92,26 @@ def _prompt_or_404(request: HttpRequest, prompt_id: int, min_role: str = Role.VI
 
 def _version_or_404(prompt: Prompt, version_id: Any) -> PromptVersion:
     return version_in_prompt(prompt=prompt, version_id=version_id)
+
+
+def _text_urls(range_url: str, download_url: str, query: str) -> dict[str, str]:
+    """Where the lazy text view loads ranges and downloads from; `query` is appended to both
+    (`&version=N` on shared pages, so a reader never mixes two versions' texts)."""
+    return {"range": range_url, "download": download_url, "query": query}
+
+
+def _texts_context(
+    content: dict[str, Any] | None, preview: ContentPreview, urls: dict[str, str]
+) -> dict[str, Any]:
+    return {"content": content, "preview": preview, "text_urls": urls}
+
+
+def _version_text_urls(version: PromptVersion) -> dict[str, str]:
+    return _text_urls(
+        reverse("api-version-text", args=[version.pk]),
+        reverse("api-version-text-download", args=[version.pk]),
+        "",
+    )
 
 
 def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +219,8 @@ def _prompt_page(
 ) -> HttpResponse:
     page = prompt_page_build(access=access, selected=selected)
     selected = page.selected
+    if editor_values is None and page.content is not None:
+        editor_values = content_as_form_values(page.content)
     return render(
         request,
         "playground/prompt_detail.html",
@@ -211,7 +234,7 @@ def _prompt_page(
             "main": page.main,
             "selected": selected,
             "selected_labels": page.selected_labels,
-            "content": page.content,
+            **_texts_context(page.content, page.preview, _version_text_urls(selected)),
             "error": error,
             "versions_count": page.versions_count,
             "diff_default_a": selected.parent_id or selected.pk,
@@ -675,6 +698,21 @@ def shared_resume_view(request: HttpRequest) -> HttpResponse:
     return redirect("shared-page", token=token)
 
 
+def _shared_exports(content: dict[str, Any] | None, preview: ContentPreview) -> list[dict]:
+    """The export variants shown inline; each holds every text whole, so only while no text
+    is long (else the page would grow with the text)."""
+    if content is None or preview.lazy:
+        return []
+    return [
+        {
+            "title": f"{api_title} — {fmt_title}",
+            "text": export_render(content=content, api=api, format=fmt),
+        }
+        for api, api_title in EXPORT_APIS
+        for fmt, fmt_title in EXPORT_FORMATS
+    ]
+
+
 def shared_view(request: HttpRequest, token: str) -> HttpResponse:
     """One shared version, read-only. A link reveals only what it shares, so there is no diff
     against the parent here: the parent may hold text the owner removed before sharing."""
@@ -682,7 +720,7 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
     if isinstance(opened, HttpResponse):
         return opened
     link, version = opened
-    content = version_content(version=version)
+    content, preview = version_page_content(version=version)
     response = render(
         request,
         "playground/shared.html",
@@ -690,15 +728,16 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
             "link": link,
             "prompt": link.prompt,
             "version": version,
-            "content": content,
-            "exports": [
-                {
-                    "title": f"{api_title} — {fmt_title}",
-                    "text": export_render(content=content, api=api, format=fmt),
-                }
-                for api, api_title in EXPORT_APIS
-                for fmt, fmt_title in EXPORT_FORMATS
-            ],
+            **_texts_context(
+                content,
+                preview,
+                _text_urls(
+                    reverse("api-shared-text", args=[token]),
+                    reverse("api-shared-text-download", args=[token]),
+                    f"&version={version.pk}",
+                ),
+            ),
+            "exports": _shared_exports(content, preview),
             "token": token,
         },
     )

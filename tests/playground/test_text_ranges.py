@@ -365,3 +365,53 @@ def test_versions_are_untouched_by_reads(world):
     api_client_for(world.owner).get(_url(world.v2, field="system"))
     assert PromptVersion.objects.count() == before
     _ = content()
+
+
+def _page_sizes(owner, viewer_client, text: str) -> dict[str, bytes]:
+    from django.test import Client
+
+    prompt, root = make_prompt(owner, title="Long", system=text)
+    grant_set(actor=owner, prompt=prompt, username=viewer_client.username, role="viewer")
+    _, token = share_link_create(actor=owner, prompt=prompt, access="public", version=root)
+    pages = {}
+    for name, user in (("owner", owner), ("viewer", viewer_client)):
+        client = Client()
+        client.force_login(user)
+        response = client.get(f"/playground/p/{prompt.pk}/")
+        assert response.status_code == 200
+        pages[name] = response.content
+    pages["shared"] = Client().get(f"/s/{token}").content
+    return pages
+
+
+def test_page_html_does_not_grow_with_the_text(settings, local_storage):
+    """The version page and the shared page of a 50 KB and a 5 MB text are about the same size:
+    each holds the first PLAYGROUND_TEXT_HEAD_CHARS characters, never the rest."""
+    owner, viewer = make_user("owner"), make_user("viewer")
+    small = _page_sizes(owner, viewer, long_text(11, 50_000, marker="SMALL-END"))
+    big = _page_sizes(owner, viewer, long_text(12, 5_000_000, marker="BIG-END"))
+    head = settings.PLAYGROUND_TEXT_HEAD_CHARS
+    for name in ("viewer", "shared"):
+        assert abs(len(big[name]) - len(small[name])) < 2_000, name
+        assert len(big[name]) < 4 * head + 60_000, name  # head (≤ 4 bytes a char) + the page
+        assert b"BIG-END" not in big[name] and b"SMALL-END" not in small[name]
+        assert b"of 5,000,000 characters loaded" in big[name]
+        assert b"Download full text" in big[name]
+    # The owner's page of a 50 KB text carries it in the editor; of a 5 MB text it does not.
+    assert len(big["owner"]) < 4 * head + 80_000
+    assert b"too long to edit in place" in big["owner"]
+    assert b"BIG-END" not in big["owner"]
+
+
+def test_the_first_screenful_is_escaped(local_storage, settings):
+    settings.PLAYGROUND_TEXT_HEAD_CHARS = 100
+    from django.test import Client
+
+    owner = make_user("owner")
+    text = "<script>alert(1)</script>&" + "x" * 500
+    prompt, root = make_prompt(owner, system=text)
+    _, token = share_link_create(actor=owner, prompt=prompt, access="public", version=root)
+    html = Client().get(f"/s/{token}").content
+    assert b"<script>alert(1)" not in html
+    assert b"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in html
+    assert b'data-loaded="100"' in html and b'data-total="526"' in html
