@@ -115,6 +115,26 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     page.screenshot(path=artifacts_dir / "large-prompt-saved.png", full_page=True)
     assert axe_violations(page, axe_source) == []
 
+    # The lazy view shows the first screenful; scrolling loads later text, range by range.
+    box = page.locator("[data-lazy-text]").first
+    head = int(box.get_attribute("data-loaded"))
+    assert 0 < head < 100_000
+    assert "line 00000000:" in box.locator("pre").inner_text()
+    later = "line {:08d}:".format(head // 80 + 1500)
+    assert later not in box.locator("pre").inner_text()
+    for _ in range(6):
+        before = int(box.get_attribute("data-loaded"))
+        box.locator(".lazy-text-sentinel").scroll_into_view_if_needed()
+        page.wait_for_function(
+            "(before) => Number(document.querySelector('[data-lazy-text]').dataset.loaded)"
+            " > before",
+            arg=before,
+        )
+    assert int(box.get_attribute("data-loaded")) > head + 100_000
+    assert later in box.locator("pre").inner_text()
+    box.locator(".lazy-text-bar").scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "lazy-view-scrolled.png")
+
     # Saving again with the long text untouched keeps it (by its sha), without uploading.
     page.get_by_label("Model").fill("claude-haiku-4-5")
     page.get_by_role("button", name="Save version").click()
