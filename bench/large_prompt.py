@@ -185,7 +185,10 @@ def browser_session(port: int, username: str, password: str) -> urllib.request.O
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     base = f"http://127.0.0.1:{port}"
     html = opener.open(f"{base}/accounts/login/").read().decode()
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+    if found is None:
+        raise SystemExit("no CSRF token on the login page")
+    token = found.group(1)
     form = urllib.parse.urlencode(
         {"username": username, "password": password, "csrfmiddlewaretoken": token}
     ).encode()

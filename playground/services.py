@@ -275,14 +275,33 @@ def prompt_version_revert(
     target: PromptVersion,
     parent: PromptVersion,
 ) -> SaveResult:
-    """Undo: a new child of `parent` whose content equals `target`'s."""
+    """Undo: a new child of `parent` whose content equals `target`'s.
+
+    The texts are `target`'s stored ones, named by sha and never loaded (a 50 MB prompt reverts
+    as cheaply as a small one); its content hash is `target`'s own.
+    """
     if target.prompt_id != prompt.pk:
         raise ContentInvalid("target: belongs to another prompt.", field="target")
+    stored = PreparedContent(
+        canonical={
+            "provider": target.provider,
+            "model": target.model,
+            "system": StoredText(target.system_sha),
+            "messages": [
+                {"role": m["role"], "content": StoredText(m["sha"])} for m in target.messages
+            ],
+            "params": target.params,
+            "tools": target.tools,
+            "response_format": target.response_format,
+            "variables": target.variables,
+        },
+        digest=target.content_hash,
+    )
     return prompt_version_create(
         actor=actor,
         prompt=prompt,
         parent=parent,
-        content=version_content(version=target),
+        content=stored,
         message=f"Revert to v{target.number}",
     )
 

@@ -120,7 +120,7 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     head = int(box.get_attribute("data-loaded"))
     assert 0 < head < 100_000
     assert "line 00000000:" in box.locator("pre").inner_text()
-    later = "line {:08d}:".format(head // 80 + 1500)
+    later = f"line {head // 80 + 1500:08d}:"
     assert later not in box.locator("pre").inner_text()
     for _ in range(6):
         before = int(box.get_attribute("data-loaded"))
