@@ -199,7 +199,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Fails runs whose worker vanished (run `celery -A config beat`, or a worker with -B).
 CELERY_BEAT_SCHEDULE = {
     "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
-    # Deletes uploads never used once they expired (and their objects).
+    # Deletes expired uploads and their objects (unused ones, and late PUTs to used ones).
     "playground-uploads-expire": {"task": "playground.uploads_expire", "schedule": 600.0},
 }
 
@@ -244,7 +244,7 @@ TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_0
 # The most bytes one upload may declare (checked when it is created: 400 beyond).
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 100 * 1024 * 1024)
 # Seconds an upload URL (presigned, or Redline's own signed PUT endpoint) and the upload stay
-# usable; unused uploads are deleted after this by `playground.uploads_expire`.
+# usable; uploads (and their objects) are deleted after this by `playground.uploads_expire`.
 UPLOAD_EXPIRES_SECONDS = env_int("UPLOAD_EXPIRES_SECONDS", 900)
 # The browser editor uploads a text of more UTF-8 bytes than this instead of posting it, and
 # edits texts up to EDITOR_INPLACE_MAX_BYTES in place (beyond: "Replace with file" only, and

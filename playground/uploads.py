@@ -341,10 +341,15 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) 
 
 
 def uploads_expire() -> int:
-    """Delete uploads never used whose time ran out, with their objects. Returns how many."""
-    stale = list(Upload.objects.filter(used_at__isnull=True, expires_at__lte=timezone.now()))
+    """Delete uploads whose time ran out, with their objects; returns how many.
+
+    Unused ones are the point; used ones go too (their object was deleted when used, but a
+    presigned S3 URL stays valid until it expires, so a late PUT could have stored it again).
+    Once its URL expired nothing can write an upload's object any more.
+    """
+    stale = list(Upload.objects.filter(expires_at__lte=timezone.now()))
     _discard(stale)
-    deleted, _ = Upload.objects.filter(pk__in=[u.pk for u in stale], used_at__isnull=True).delete()
+    deleted, _ = Upload.objects.filter(pk__in=[u.pk for u in stale]).delete()
     if deleted:
         logger.info("uploads.expired", extra={"count": deleted})
     return deleted

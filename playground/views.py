@@ -219,8 +219,6 @@ def _prompt_page(
 ) -> HttpResponse:
     page = prompt_page_build(access=access, selected=selected)
     selected = page.selected
-    if editor_values is None and page.content is not None:
-        editor_values = content_as_form_values(page.content)
     return render(
         request,
         "playground/prompt_detail.html",

@@ -15,8 +15,9 @@ whole in memory.
      found by comparing them window by window (the upload forwards and backwards, the base
      through `blob_read_range`), and the delta is `=prefix -removed +inserted =suffix` in
      diff-match-patch's format (counts in UTF-16 units, like `delta.py`). Every character the
-     delta copies was compared with the checked upload, so it rebuilds the text exactly by
-     construction. A one-line edit of a 50 MB text is a delta of a few dozen bytes;
+     delta copies was compared with the upload, and what the delta rebuilds is hashed again
+     against the checked SHA-256 before it is stored (the object could change under a second
+     PUT). A one-line edit of a 50 MB text is a delta of a few dozen bytes;
    - otherwise a full snapshot in object storage in the chunk format of chunks.py, encoded
      chunk by chunk into a temporary file that is then moved (or streamed) into place.
 
@@ -299,6 +300,10 @@ def _stream_delta(*, key: str, scan: _Scan, base: Blob) -> Delta | None:
     except (TextstoreIntegrityError, BlobNotFound):
         logger.exception("textstore.base_damaged", extra={"base": base.sha256})
         return None
+    if not _rebuilds(base=base, head=head.chars, inserted=inserted, tail=tail.chars, scan=scan):
+        # The object changed while it was read (a second PUT to its URL): no delta from it.
+        logger.warning("textstore.ingest_changed", extra={"sha256": scan.sha256})
+        return None
     tokens = []
     if head.chars:
         tokens.append(f"={head.chars + head.astral}")
@@ -310,6 +315,21 @@ def _stream_delta(*, key: str, scan: _Scan, base: Blob) -> Delta | None:
         tokens.append(f"={tail.chars + tail.astral}")
     codec, payload = payload_compress("\t".join(tokens).encode("utf-8"))
     return Delta(codec=codec, payload=payload)
+
+
+def _rebuilds(*, base: Blob, head: int, inserted: str, tail: int, scan: _Scan) -> bool:
+    """Does `base[:head] + inserted + base[-tail:]` hash to the checked upload's SHA-256? The
+    delta is built from reads of the object; this ties it to the bytes that were checked."""
+    digest = hashlib.sha256()
+    pieces = [
+        _base_forward(base, 0, head),
+        iter([inserted]),
+        _base_forward(base, base.char_length - tail, base.char_length),
+    ]
+    for stream in pieces:
+        for piece in stream:
+            digest.update(piece.encode("utf-8"))
+    return digest.hexdigest() == scan.sha256
 
 
 def _full_row(*, key: str, scan: _Scan, forbid_nul: bool) -> Blob:

@@ -7,6 +7,7 @@ checksum, so the server's own checks are what is tested.
 """
 
 import hashlib
+import json
 import urllib.request
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -420,3 +421,91 @@ def test_put_endpoint_token_expires(local_ticket, settings):
         "PUT", put_path(local_ticket), GOOD, content_type="application/octet-stream"
     )
     assert response.status_code == 404
+
+
+def test_uploads_expire_also_clears_used_ones(store, api):
+    root = new_prompt(api)
+    upload_id = upload(api, big_text(2_000))
+    assert save(api, root, system={"upload": upload_id}).status_code == 201
+    Upload.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert uploads_expire.delay().get() == 1
+    assert not Upload.objects.exists()
+
+
+def test_revert_of_a_large_version_names_its_texts(store, api):
+    text = big_text()
+    root = new_prompt(api, system={"upload": upload(api, text)})
+    child = save(api, root, system="short now")
+    assert child.status_code == 201
+    version = PromptVersion.objects.get(pk=child.json()["id"])
+    response = api.post(f"/api/v1/versions/{root}/revert/", {"parent": version.pk}, format="json")
+    assert response.status_code == 201, response.json()
+    reverted = PromptVersion.objects.get(pk=response.json()["id"])
+    original = PromptVersion.objects.get(pk=root)
+    assert reverted.system_sha == original.system_sha
+    assert reverted.content_hash == original.content_hash
+
+
+# The browser editor's form posts (static/js/upload.js fills the *_ref fields) --------------
+
+
+@pytest.fixture
+def browser_client(owner):
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+def form_post(client, version: PromptVersion, **fields) -> "object":
+    data = {
+        "parent": version.pk,
+        "provider": "echo",
+        "model": "echo-1",
+        "max_tokens": "100",
+        "system": "",
+        "system_ref": "",
+        "message_role": ["user"],
+        "message_content": ["hello"],
+        "message_ref": [""],
+        **fields,
+    }
+    return client.post(f"/playground/p/{version.prompt_id}/save/", data)
+
+
+def test_editor_form_saves_an_upload_and_keeps_a_long_text(store, api, browser_client, settings):
+    settings.EDITOR_INPLACE_MAX_BYTES = 10_000
+    text = big_text()
+    root = PromptVersion.objects.get(pk=new_prompt(api, system={"upload": upload(api, text)}))
+    # The page does not carry the long text: the editor keeps it by its sha.
+    html = browser_client.get(f"/playground/p/{root.prompt_id}/").content.decode()
+    assert text[-2_000:] not in html
+    assert "parent_text" in html and root.system_sha in html
+    message_id = upload(api, "a long message\n" * 500)
+    response = form_post(
+        browser_client,
+        root,
+        system_ref=json.dumps({"parent_text": root.system_sha}),
+        message_content=[""],
+        message_ref=[json.dumps({"upload": message_id})],
+    )
+    assert response.status_code == 302, response.content[:500]
+    child = PromptVersion.objects.exclude(pk=root.pk).get()
+    assert child.system_sha == root.system_sha
+    assert blob_read(sha=child.messages[0]["sha"]) == "a long message\n" * 500
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"system_ref": "{not json"}, "system"),
+        ({"system_ref": json.dumps({"parent_text": "0" * 64})}, "system"),
+        ({"message_ref": [json.dumps({"upload": "nope"})]}, "messages.0.content"),
+    ],
+    ids=["bad-json", "not-a-parent-text", "unknown-upload"],
+)
+def test_editor_form_refuses_bad_references(store, api, browser_client, fields, field):
+    root = PromptVersion.objects.get(pk=new_prompt(api))
+    response = form_post(browser_client, root, **fields)
+    assert response.status_code == 400
+    assert f'data-field="{field}"' in response.content.decode()
+    assert PromptVersion.objects.count() == 1

@@ -173,3 +173,28 @@ def test_unknown_base(store):
     key, size, sha = upload(text_of(20_000))
     with pytest.raises(BlobNotFound):
         blob_put_object(key=key, size=size, sha256=sha, base="f" * 64)
+
+
+def test_an_object_changed_after_the_check_never_becomes_a_wrong_delta(store, monkeypatch):
+    """A second PUT to the upload's URL between the check and the delta: the delta is built
+    from different bytes, fails the rebuild hash, and the text is stored as a full snapshot
+    re-checked against the declared SHA-256 (which then refuses the changed object)."""
+    text = text_of(40_000, seed=9)
+    parent = put(text)
+    edited = text.replace("\n", "\nan edit\n", 1)
+    key, size, sha = upload(edited)
+    real_scan = ingest._scan
+    calls = []
+
+    def scan_then_swap(**kwargs):
+        result = real_scan(**kwargs)
+        calls.append(kwargs.get("writer"))
+        if len(calls) == 1:  # after the first check, someone PUTs other bytes of the same size
+            objects.object_put(key=key, data=edited.replace("an edit", "AN EDIT").encode())
+        return result
+
+    monkeypatch.setattr(ingest, "_scan", scan_then_swap)
+    with pytest.raises(IngestRejected) as caught:
+        blob_put_object(key=key, size=size, sha256=sha, base=parent)
+    assert caught.value.reason == "sha256"
+    assert not Blob.objects.filter(pk=sha).exists()
