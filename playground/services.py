@@ -31,7 +31,7 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import PromptAccess, version_content
+from .selectors import PromptAccess
 
 logger = logging.getLogger(__name__)
 
@@ -268,6 +268,26 @@ def prompt_version_create(
     )
 
 
+def _stored_content(version: PromptVersion) -> PreparedContent:
+    """`version`'s content with its texts named by sha, never loaded (a 50 MB prompt is copied
+    as cheaply as a small one), and its own content hash."""
+    return PreparedContent(
+        canonical={
+            "provider": version.provider,
+            "model": version.model,
+            "system": StoredText(version.system_sha),
+            "messages": [
+                {"role": m["role"], "content": StoredText(m["sha"])} for m in version.messages
+            ],
+            "params": version.params,
+            "tools": version.tools,
+            "response_format": version.response_format,
+            "variables": version.variables,
+        },
+        digest=version.content_hash,
+    )
+
+
 def prompt_version_revert(
     *,
     actor: User,
@@ -277,31 +297,15 @@ def prompt_version_revert(
 ) -> SaveResult:
     """Undo: a new child of `parent` whose content equals `target`'s.
 
-    The texts are `target`'s stored ones, named by sha and never loaded (a 50 MB prompt reverts
-    as cheaply as a small one); its content hash is `target`'s own.
+    The texts are `target`'s stored ones, named by sha and never loaded (`_stored_content`).
     """
     if target.prompt_id != prompt.pk:
         raise ContentInvalid("target: belongs to another prompt.", field="target")
-    stored = PreparedContent(
-        canonical={
-            "provider": target.provider,
-            "model": target.model,
-            "system": StoredText(target.system_sha),
-            "messages": [
-                {"role": m["role"], "content": StoredText(m["sha"])} for m in target.messages
-            ],
-            "params": target.params,
-            "tools": target.tools,
-            "response_format": target.response_format,
-            "variables": target.variables,
-        },
-        digest=target.content_hash,
-    )
     return prompt_version_create(
         actor=actor,
         prompt=prompt,
         parent=parent,
-        content=stored,
+        content=_stored_content(target),
         message=f"Revert to v{target.number}",
     )
 
@@ -545,7 +549,7 @@ def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersio
     prompt, _ = prompt_create(
         actor=actor,
         title=f"Copy of {link.prompt.title}"[:200],
-        content=version_content(version=version),
+        content=_stored_content(version),
         message=f"Copied from a shared link (v{version.number})",
     )
     return prompt
