@@ -42,7 +42,7 @@ from common.exceptions import DomainError
 
 from . import objects
 from .chunks import CHUNK_LEVEL, DEFAULT_CHUNK_CHARS, ENTRY
-from .compression import CODEC_ZLIB, deflate, payload_compress
+from .compression import CODEC_ZLIB, FAST_CODECS, deflate, payload_compress
 from .exceptions import BlobNotFound, TextstoreIntegrityError
 from .models import Blob
 from .selectors import blob_read_range
@@ -103,26 +103,22 @@ class _ChunkWriter:
     def __init__(self, handle: BinaryIO, chunk_chars: int) -> None:
         self.handle = handle
         self.chunk_chars = chunk_chars
-        self.pending: list[str] = []
-        self.pending_chars = 0
+        self.pending = ""  # fewer than chunk_chars characters
         self.index = bytearray()
         self.size = 0
 
     def feed(self, piece: str) -> None:
-        self.pending.append(piece)
-        self.pending_chars += len(piece)
-        while self.pending_chars >= self.chunk_chars:
-            text = "".join(self.pending)
-            self._emit(text[: self.chunk_chars])
-            rest = text[self.chunk_chars :]
-            self.pending = [rest] if rest else []
-            self.pending_chars = len(rest)
+        text = self.pending + piece if self.pending else piece
+        start = 0
+        while len(text) - start >= self.chunk_chars:
+            self._emit(text[start : start + self.chunk_chars])
+            start += self.chunk_chars
+        self.pending = text[start:]
 
     def close(self) -> None:
-        if self.pending_chars:
-            self._emit("".join(self.pending))
-        self.pending = []
-        self.pending_chars = 0
+        if self.pending:
+            self._emit(self.pending)
+        self.pending = ""
 
     def _emit(self, piece: str) -> None:
         data = piece.encode("utf-8")
@@ -313,7 +309,8 @@ def _stream_delta(*, key: str, scan: _Scan, base: Blob) -> Delta | None:
         tokens.append("+" + quote(inserted.encode("utf-8"), _DELTA_SAFE))
     if tail.chars:
         tokens.append(f"={tail.chars + tail.astral}")
-    codec, payload = payload_compress("\t".join(tokens).encode("utf-8"))
+    # Deflate only: LZMA's encoder state alone is ~13 MB, more than everything else here.
+    codec, payload = payload_compress("\t".join(tokens).encode("utf-8"), codecs=FAST_CODECS)
     return Delta(codec=codec, payload=payload)
 
 

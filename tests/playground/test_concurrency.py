@@ -1,16 +1,19 @@
 """Concurrent saves and label moves on a real database with real threads (PostgreSQL)."""
 
+import hashlib
 import threading
 
 import pytest
 from django.db import connection, connections
 
-from playground.exceptions import LabelConflict
-from playground.models import Label, LabelMove, PromptVersion
-from playground.services import label_move
+from playground.exceptions import ContentInvalid, LabelConflict
+from playground.models import Label, LabelMove, PromptVersion, Upload
+from playground.services import label_move, prompt_version_create
+from playground.uploads import content_prepare, upload_create
 from tests.conftest import EXPECT_SERVICES
 from tests.factories import make_user
-from tests.playground.factories import make_prompt, save
+from tests.playground.factories import content, make_prompt, save
+from textstore import objects
 
 pytestmark = pytest.mark.django_db(transaction=True)
 THREADS = 8
@@ -123,3 +126,25 @@ def test_sixteen_writers_saving_repeatedly_are_never_rejected():
     assert all(s.created for batch in results for s in batch)
     numbers = sorted(PromptVersion.objects.filter(prompt=prompt).values_list("number", flat=True))
     assert numbers == list(range(1, 16 * rounds + 2))
+
+
+def test_one_upload_named_by_concurrent_saves_is_used_once():
+    """Issue #14: an upload is claimed by a conditional update, so of several saves naming it
+    at the same moment exactly one stores it; the others get a 400, and no text is lost."""
+    owner = make_user("owner")
+    prompt, root = make_prompt(owner)
+    data = ("a long uploaded system prompt\n" * 2_000).encode()
+    target = upload_create(actor=owner, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    objects.object_put(key=Upload.objects.get().object_key, data=data)
+
+    def attempt(index: int):
+        raw = content(system={"upload": target.upload_id}, model=f"model-{index}")
+        prepared = content_prepare(actor=owner, parent=root, content=raw)
+        return prompt_version_create(actor=owner, prompt=prompt, parent=root, content=prepared)
+
+    results = _run_together(attempt, THREADS)
+    saved = [r for r in results if not isinstance(r, Exception)]
+    refused = [r for r in results if isinstance(r, ContentInvalid)]
+    assert len(saved) == 1 and len(refused) == THREADS - 1, results
+    assert all("already used" in r.message for r in refused)
+    assert PromptVersion.objects.filter(prompt=prompt).count() == 2

@@ -198,3 +198,41 @@ def test_an_object_changed_after_the_check_never_becomes_a_wrong_delta(store, mo
         blob_put_object(key=key, size=size, sha256=sha, base=parent)
     assert caught.value.reason == "sha256"
     assert not Blob.objects.filter(pk=sha).exists()
+
+
+def test_memory_stays_bounded_whatever_the_text_size(local_storage, settings, monkeypatch):
+    """Python allocations while checking and storing an 8 MB text (and a one-line edit of it)
+    stay a fraction of it: the object is read in windows, never whole, and encoded a chunk at a
+    time. (Process RSS against a real server: bench/large_prompt.py.)"""
+    import tracemalloc
+
+    settings.TEXTSTORE_CHUNK_CHARS = 64 * 1024
+    monkeypatch.setattr(ingest, "WINDOW_BYTES", 256 * 1024)
+    size = 8 * 1024 * 1024
+    line = "a line of a very long prompt, with ünïcode, number {:07d}\n"
+    text = "".join(line.format(i) for i in range(size // len(line)))
+    key, nbytes, sha = upload(text, key="uploads/big")
+    edited = text.replace(line.format(50_000), "an edited line\n")
+    edit_key, edit_size, edit_sha = upload(edited, key="uploads/edit")
+    del text, edited
+    whole_reads = []
+    real_get = objects.object_get
+    monkeypatch.setattr(
+        objects,
+        "object_get",
+        lambda *, key: whole_reads.append(key) or real_get(key=key),
+    )
+    tracemalloc.start()
+    try:
+        blob = blob_put_object(key=key, size=nbytes, sha256=sha)
+        _, first_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        child = blob_put_object(key=edit_key, size=edit_size, sha256=edit_sha, base=blob)
+        _, edit_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert whole_reads == []
+    assert blob.kind == Blob.Kind.FULL and child.kind == Blob.Kind.DELTA
+    assert child.stored_size < 100
+    assert first_peak < nbytes / 4, first_peak
+    assert edit_peak < nbytes / 4, edit_peak
