@@ -386,6 +386,7 @@ def main() -> None:
         f"version page HTML: 50 KB text {len(small_html)} bytes, {args.mb} MB text "
         f"{len(html)} bytes (ratio {len(html) / len(small_html):.2f})"
     )
+    print(f"peak_rss_growth_mb={worst:.1f}")
 
 
 if __name__ == "__main__":
