@@ -7,6 +7,7 @@ checksum, so the server's own checks are what is tested.
 """
 
 import hashlib
+import io
 import json
 import urllib.request
 from datetime import timedelta
@@ -16,9 +17,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
 from playground.tasks import uploads_expire
-from playground.uploads import UPLOAD_PREFIX
+from playground.uploads import UPLOAD_PREFIX, upload_receive
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content
 from textstore import ingest, objects
@@ -509,3 +511,16 @@ def test_editor_form_refuses_bad_references(store, api, browser_client, fields, 
     assert response.status_code == 400
     assert f'data-field="{field}"' in response.content.decode()
     assert PromptVersion.objects.count() == 1
+
+
+def test_receive_cuts_off_a_stream_that_runs_past_the_declared_size(local_ticket):
+    """Below Django's Content-Length limit: a stream giving more than declared is refused as it
+    streams, and nothing is stored."""
+    token = put_path(local_ticket).rstrip("/").rsplit("/", 1)[1]
+    with pytest.raises(ContentInvalid, match="longer than the declared size"):
+        upload_receive(
+            token=token, stream=io.BytesIO(GOOD + b"extra"), content_length=str(len(GOOD))
+        )
+    with pytest.raises(ContentInvalid, match="shorter than the declared size"):
+        upload_receive(token=token, stream=io.BytesIO(GOOD[:-1]), content_length=str(len(GOOD)))
+    assert upload_objects() == []
