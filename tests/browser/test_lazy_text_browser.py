@@ -84,7 +84,7 @@ def test_version_page_loads_a_long_text_as_the_reader_scrolls(
     page.goto(f"/playground/p/{prompt.pk}/")
     assert "too long to edit in place" in page.content()
     download = page.get_by_role("link", name="Download full text")
-    assert download.get_attribute("href").endswith(f"/text/download/?field=system")
+    assert download.get_attribute("href").endswith("/text/download/?field=system")
     _check_lazy_view(page, artifacts_dir, "version-page", axe_source)
 
 
