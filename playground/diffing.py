@@ -12,6 +12,7 @@ grows with what changed, not with the text around it.
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,15 +32,26 @@ class TextDiff:
     more: int = 0
     role_before: str | None = None
     role_after: str | None = None
+    # A diff of two long texts covers only the region around what changed (playground.texts):
+    # `lines_before` unchanged lines precede `rows`, `chars_after` unchanged characters follow,
+    # and `cut` says the changed region itself was longer than could be diffed here.
+    lines_before: int = 0
+    chars_after: int = 0
+    cut: bool = False
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed)
+        return bool(self.added or self.removed or self.cut)
 
     @property
     def blocks(self) -> list["DiffBlock"]:
         """The rows for a page: unchanged runs folded around the changes."""
-        return diff_blocks(self.rows)
+        blocks = diff_blocks(self.rows)
+        if self.lines_before:
+            blocks.insert(0, DiffBlock(fold=True, outside_lines=self.lines_before))
+        if self.chars_after:
+            blocks.append(DiffBlock(fold=True, outside_chars=self.chars_after))
+        return blocks
 
 
 def _dmp() -> diff_match_patch:
@@ -195,11 +207,27 @@ def messages_align(
     return pairs
 
 
+TextDiffer = Callable[[str, str, str], TextDiff]
+
+
 def content_diff(
-    before: dict[str, Any], after: dict[str, Any], *, limit: int | None = DEFAULT_ROW_LIMIT
+    before: dict[str, Any],
+    after: dict[str, Any],
+    *,
+    limit: int | None = DEFAULT_ROW_LIMIT,
+    differ: TextDiffer | None = None,
 ) -> dict[str, Any]:
-    """The whole diff of two contents: text diffs per text field plus a change list."""
-    texts = [text_diff("system", before["system"], after["system"], limit=limit)]
+    """The whole diff of two contents: text diffs per text field plus a change list.
+
+    `differ(name, old, new)` diffs one pair of texts; by default the texts are in the contents
+    and `text_diff` compares them. playground.texts passes contents whose texts are blob hashes
+    (equal texts, equal hashes: message alignment is unchanged) with a differ that reads them.
+    """
+
+    def diff_of(name: str, old: str, new: str) -> TextDiff:
+        return differ(name, old, new) if differ else text_diff(name, old, new, limit=limit)
+
+    texts = [diff_of("system", before["system"], after["system"])]
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
@@ -209,7 +237,7 @@ def content_diff(
         new = after["messages"][new_index] if new_index is not None else empty
         # Name a message by its place in the newer version, or the older one if it was removed.
         name = f"messages.{new_index if new_index is not None else old_index}"
-        diff = text_diff(f"{name}.content", old["content"], new["content"], limit=limit)
+        diff = diff_of(f"{name}.content", old["content"], new["content"])
         diff.role_before = None if old["role"] is MISSING else old["role"]
         diff.role_after = None if new["role"] is MISSING else new["role"]
         texts.append(diff)
@@ -232,6 +260,9 @@ def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
         "removed": diff.removed,
         "truncated": bool(diff.more),
         "more": diff.more,
+        "lines_before": diff.lines_before,
+        "chars_after": diff.chars_after,
+        "cut": diff.cut,
         "rows": diff.rows,
     }
 
@@ -254,6 +285,9 @@ class DiffBlock:
     fold: bool = False
     change_starts: frozenset[int] = frozenset()
     mixed: bool = False  # a fold that holds changes too: the rest of a diff past the budget
+    # A fold of unchanged text outside the rows of a long texts' diff (not expandable here).
+    outside_lines: int = 0
+    outside_chars: int = 0
 
     @property
     def count(self) -> int:

@@ -21,7 +21,7 @@ from common.exceptions import Forbidden
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
-from .diffing import FOLD_STEP, content_diff, diff_expand
+from .diffing import FOLD_STEP, diff_expand
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
@@ -38,7 +38,6 @@ from .selectors import (
     prompt_list_for_user,
     prompt_list_shared_with_user,
     share_link_list,
-    version_content,
     version_in_prompt,
 )
 from .services import (
@@ -57,7 +56,7 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
-from .texts import ContentPreview
+from .texts import ContentPreview, version_content_diff
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
 EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
@@ -335,7 +334,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     the two sides next to each other."""
     prompt, a, b = _diff_versions(request, prompt_id)
     split = request.GET.get("view") == "split"
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    diff = version_content_diff(before=a, after=b, limit=None)
     query = f"?a={a.pk}&b={b.pk}"
     return render(
         request,
@@ -372,7 +371,7 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
         return HttpResponse("start, end: whole numbers required.", status=400)
     if direction not in ("all", "up", "down") or not 0 <= start <= end:
         return HttpResponse("dir: all, up or down; 0 <= start <= end.", status=400)
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    diff = version_content_diff(before=a, after=b, limit=None)
     text = next((t for t in diff["texts"] if t.field == field), None)
     if text is None:
         raise NotFound
