@@ -4,7 +4,9 @@ A version's texts are its `system` prompt and each message's `content`, named by
 as `system` and `messages.N.content`. Pages show the first screenful of each (`version_preview`)
 and load the rest by range (`version_text_range`), so neither a page nor a request ever holds a
 whole multi-megabyte text: ranges come from `textstore.selectors.blob_range`, which reads only
-the chunks a range needs. Downloads stream the text a range at a time (`version_text_stream`).
+the chunks a range needs. Downloads stream the text a range at a time, or hand out a presigned
+URL (`version_text_download`); diffs of long texts read only around the change
+(`version_content_diff`).
 
 Nothing here checks access: every caller passes a version it got from a scoped selector
 (`version_access_get_for_user`) or from a live share link (`shared_open`), in the same request.
@@ -21,9 +23,12 @@ from textstore.selectors import (
     blob_common_ends,
     blob_count,
     blob_lengths,
+    blob_presign_available,
     blob_range,
     blob_read,
+    blob_stream,
 )
+from textstore.services import blob_export_url
 
 from .diffing import DEFAULT_ROW_LIMIT, TextDiff, content_diff, text_diff
 from .exceptions import ContentInvalid
@@ -152,23 +157,34 @@ def version_preview(*, version: PromptVersion) -> ContentPreview:
     return ContentPreview(texts=texts, longest=max(lengths.values(), default=0))
 
 
-def version_text_stream(*, version: PromptVersion, field: str) -> Iterator[bytes]:
-    """The whole text as UTF-8, one `PLAYGROUND_TEXT_STREAM_CHARS` range at a time (the field
-    is checked before the first byte, so a bad name is still a 400)."""
+@dataclass(frozen=True)
+class TextDownload:
+    """How to hand out one whole text: a presigned object-storage URL, or a byte stream."""
+
+    filename: str
+    url: str | None = None
+    stream: Iterator[bytes] | None = None
+
+
+def version_text_download(*, version: PromptVersion, field: str) -> TextDownload:
+    """The text named `field` as a file: with S3 configured and a text longer than
+    PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS, a presigned GET valid SHARE_PRESIGNED_TTL seconds
+    (the documented staleness bound); else streamed from range reads, never held whole.
+    The field is checked first, so a bad name is a 400 either way."""
     text_field = version_text_field(version=version, field=field)
+    filename = f"prompt-{version.prompt_id}-v{version.number}-{field.replace('.', '-')}.txt"
+    if blob_presign_available():
+        total = blob_lengths(shas=[text_field.sha]).get(text_field.sha, 0)
+        if total > int(settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS):
+            url = blob_export_url(
+                sha=text_field.sha,
+                filename=filename,
+                expires_in=int(settings.SHARE_PRESIGNED_TTL),
+            )
+            return TextDownload(filename=filename, url=url)
     step = int(settings.PLAYGROUND_TEXT_STREAM_CHARS)
-
-    def chunks() -> Iterator[bytes]:
-        offset = 0
-        while True:
-            part = blob_range(sha=text_field.sha, offset=offset, length=step)
-            if part.text:
-                yield part.text.encode("utf-8")
-            offset += len(part.text)
-            if not part.text or offset >= part.total:
-                return
-
-    return chunks()
+    pieces = blob_stream(sha=text_field.sha, step=step)
+    return TextDownload(filename=filename, stream=(piece.encode("utf-8") for piece in pieces))
 
 
 # --- diffs of long texts --------------------------------------------------------------------

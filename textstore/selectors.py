@@ -588,6 +588,24 @@ def blob_count(*, sha: str, needle: str, end: int) -> int:
     return count
 
 
+def blob_presign_available() -> bool:
+    """Whether texts can be handed out as presigned object-storage URLs (S3 is configured);
+    see services.blob_export_url."""
+    return objects.object_presign_available()
+
+
+def blob_stream(*, sha: str, step: int) -> Iterator[str]:
+    """The whole text, `step` characters at a time, never held whole (one query, then ranges
+    as in blob_range). Each chunk of a snapshot is verified as it is read."""
+    rows = _read_chain(sha)
+    total = rows[0].char_length
+    start = 0
+    while start < total:
+        stop = min(start + step, total)
+        yield _rows_range(rows, start, stop)
+        start = stop
+
+
 def _chunked_range(row: Blob | ChainRow, offset: int, end: int) -> str:
     size = int(row.chunk_chars or 0)
     try:

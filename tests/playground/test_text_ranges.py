@@ -533,3 +533,76 @@ def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
     client.force_login(owner)
     html = client.get(f"/playground/p/{prompt.pk}/diff/?a={root.pk}&b={v2.pk}").content
     assert b"longer than a diff page shows" in html
+
+
+# --- presigned downloads: the staleness bound ---------------------------------------------------
+
+
+def _signed_expiry(url: str):
+    """When a SigV4 presigned URL stops working: X-Amz-Date + X-Amz-Expires."""
+    from datetime import UTC, datetime, timedelta
+    from urllib.parse import parse_qs, urlsplit
+
+    query = parse_qs(urlsplit(url).query)
+    signed_at = datetime.strptime(query["X-Amz-Date"][0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    return signed_at, signed_at + timedelta(seconds=int(query["X-Amz-Expires"][0])), query
+
+
+def test_presigned_download_expires_after_share_presigned_ttl(s3_storage, settings):
+    """With S3, a long text downloads through a presigned GET whose signature expires
+    SHARE_PRESIGNED_TTL seconds after it was handed out (moto does not enforce expiry, so the
+    signature itself is checked); a revoked link hands out no new URL."""
+    import urllib.request
+    from datetime import UTC, datetime, timedelta
+
+    settings.TEXTSTORE_INLINE_MAX = 4 * 1024
+    settings.TEXTSTORE_CHUNK_CHARS = CHUNK
+    settings.SHARE_PRESIGNED_TTL = 123
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 10_000
+    owner = make_user("owner")
+    text = long_text(60, 30_000, marker="THE END")
+    prompt, root = make_prompt(owner, system=text)
+    link, token = share_link_create(actor=owner, prompt=prompt, access="public", version=root)
+    before = datetime.now(UTC).replace(microsecond=0)
+    response = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert response.status_code == 302
+    url = response.headers["Location"]
+    signed_at, expires, query = _signed_expiry(url)
+    assert query["X-Amz-Expires"] == ["123"]
+    assert before - timedelta(seconds=2) <= signed_at <= datetime.now(UTC) + timedelta(seconds=2)
+    assert expires - signed_at == timedelta(seconds=123)
+    assert query["response-content-disposition"] == [
+        f'attachment; filename="prompt-{prompt.pk}-v1-system.txt"'
+    ]
+    with urllib.request.urlopen(url) as fetched:  # noqa: S310 - the moto server on loopback
+        assert fetched.read().decode("utf-8") == text
+        assert fetched.headers["Content-Disposition"].startswith("attachment")
+    # The plain copy is written once and reused.
+    shared = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
+    assert shared.status_code == 302
+    assert _signed_expiry(shared.headers["Location"])[2]["X-Amz-Expires"] == ["123"]
+    assert [o.key for o in objects.object_list(prefix="texts")] == [f"texts/{root.system_sha}"]
+    # Revoked: no new URL. One handed out before stays valid until it expires (the bound).
+    share_link_revoke(actor=owner, link=link)
+    again = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
+    assert again.status_code == 404
+    # Short texts stream through the worker even with S3.
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 1_000_000
+    streamed = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert streamed.status_code == 200 and streamed.streaming
+
+
+def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_storage, settings):
+    """An 11 MB text becomes its plain download object in parts, never held whole."""
+    import urllib.request
+
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 1_000
+    owner = make_user("owner")
+    text = long_text(61, 11_000_000, marker="THE VERY END")
+    prompt, root = make_prompt(owner, system=text)
+    response = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert response.status_code == 302
+    with urllib.request.urlopen(response.headers["Location"]) as fetched:  # noqa: S310
+        body = fetched.read()
+    assert len(body) == len(text.encode("utf-8")) and body.endswith(text[-40:].encode())
+    assert objects.object_size(key=f"texts/{root.system_sha}") == len(body)
