@@ -1,8 +1,8 @@
 """Page models: what a playground page shows, read once and typed (templates consume these)."""
 
 from dataclasses import dataclass
-from typing import Any
 
+from .content import VersionContent
 from .models import Label, PromptVersion
 from .selectors import PromptAccess, label_list, version_content, version_tree
 from .tree import Layout, tree_layout
@@ -18,7 +18,7 @@ class PromptPage:
     main: Label | None
     selected: PromptVersion
     selected_labels: list[str]
-    content: dict[str, Any]
+    content: VersionContent
     versions_count: int
 
 
