@@ -30,6 +30,7 @@ from textstore.selectors import (
 )
 from textstore.services import blob_export_url
 
+from .content import VersionContent
 from .diffing import DEFAULT_ROW_LIMIT, TextDiff, content_diff, text_diff
 from .exceptions import ContentInvalid
 from .models import PromptVersion
@@ -291,7 +292,7 @@ def version_content_diff(
     return content_diff(_by_hash(before), _by_hash(after), limit=limit, differ=differ)
 
 
-def _by_hash(version: PromptVersion) -> dict[str, Any]:
+def _by_hash(version: PromptVersion) -> VersionContent:
     """The version's content with each text replaced by its blob's hash."""
     return {
         "provider": version.provider,

@@ -20,7 +20,7 @@ from common.auth import request_actor
 from common.exceptions import Forbidden
 from questionbank.selectors import question_by_slug, question_list
 
-from .content import DEFAULT_MODELS, PROVIDERS, content_validate
+from .content import DEFAULT_MODELS, PROVIDERS, VersionContent, content_validate
 from .diffing import FOLD_STEP, diff_expand
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
@@ -98,7 +98,7 @@ def _text_urls(range_url: str, download_url: str, query: str) -> dict[str, str]:
 
 
 def _texts_context(
-    content: dict[str, Any] | None, preview: ContentPreview, urls: dict[str, str]
+    content: VersionContent | None, preview: ContentPreview, urls: dict[str, str]
 ) -> dict[str, Any]:
     return {"content": content, "preview": preview, "text_urls": urls}
 
@@ -679,7 +679,7 @@ def shared_resume_view(request: HttpRequest) -> HttpResponse:
     return redirect("shared-page", token=token)
 
 
-def _shared_exports(content: dict[str, Any] | None, preview: ContentPreview) -> list[dict]:
+def _shared_exports(content: VersionContent | None, preview: ContentPreview) -> list[dict]:
     """The export variants shown inline; each holds every text whole, so only while no text
     is long (else the page would grow with the text)."""
     if content is None or preview.lazy:
