@@ -260,6 +260,11 @@ PLAYGROUND_TEXT_PAGE_CHARS = env_int("PLAYGROUND_TEXT_PAGE_CHARS", 64 * 1024)
 PLAYGROUND_TEXT_RANGE_MAX_CHARS = env_int("PLAYGROUND_TEXT_RANGE_MAX_CHARS", 1024 * 1024)
 # "Download full text" streams the text in ranges of this many characters.
 PLAYGROUND_TEXT_STREAM_CHARS = env_int("PLAYGROUND_TEXT_STREAM_CHARS", 256 * 1024)
+# With S3 configured, texts longer than this download through a presigned GET valid for
+# SHARE_PRESIGNED_TTL seconds instead of through the web worker.
+PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = env_int(
+    "PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS", 1024 * 1024
+)
 # A version whose longest text exceeds this is not loaded whole into its page (no in-place
 # editor, no inline exports); its texts are shown lazily and downloaded instead.
 PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = env_int("PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS", 256 * 1024)

@@ -12,10 +12,13 @@ grows with what changed, not with the text around it.
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from diff_match_patch import diff_match_patch
+
+from .content import Message, Tool, VersionContent
 
 DEFAULT_ROW_LIMIT = 400
 WORD = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
@@ -31,15 +34,26 @@ class TextDiff:
     more: int = 0
     role_before: str | None = None
     role_after: str | None = None
+    # A diff of two long texts covers only the region around what changed (playground.texts):
+    # `lines_before` unchanged lines precede `rows`, `chars_after` unchanged characters follow,
+    # and `cut` says the changed region itself was longer than could be diffed here.
+    lines_before: int = 0
+    chars_after: int = 0
+    cut: bool = False
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed)
+        return bool(self.added or self.removed or self.cut)
 
     @property
     def blocks(self) -> list["DiffBlock"]:
         """The rows for a page: unchanged runs folded around the changes."""
-        return diff_blocks(self.rows)
+        blocks = diff_blocks(self.rows)
+        if self.lines_before:
+            blocks.insert(0, DiffBlock(fold=True, outside_lines=self.lines_before))
+        if self.chars_after:
+            blocks.append(DiffBlock(fold=True, outside_chars=self.chars_after))
+        return blocks
 
 
 def _dmp() -> diff_match_patch:
@@ -156,19 +170,17 @@ def _changes(path: str, before: Any, after: Any, out: list[dict[str, Any]]) -> N
     out.append(change)
 
 
-def _tools_by_name(tools: list[dict[str, Any]]) -> dict[str, Any]:
+def _tools_by_name(tools: list[Tool]) -> dict[str, Tool]:
     return {tool["name"]: tool for tool in tools}
 
 
-def messages_align(
-    old: list[dict[str, Any]], new: list[dict[str, Any]]
-) -> list[tuple[int | None, int | None]]:
+def messages_align(old: list[Message], new: list[Message]) -> list[tuple[int | None, int | None]]:
     """Pair the messages of two versions: identical messages by a sequence diff, then the
     deleted and inserted ones in between by position (an edited message), the rest unpaired.
     So inserting a message at the top shows one added message, not every message changed."""
     table: dict[tuple[str, str], str] = {}
 
-    def encode(messages: list[dict[str, Any]]) -> str:
+    def encode(messages: list[Message]) -> str:
         return "".join(
             table.setdefault((m["role"], m["content"]), chr(0xE000 + len(table))) for m in messages
         )
@@ -195,25 +207,48 @@ def messages_align(
     return pairs
 
 
+TextDiffer = Callable[[str, str, str], TextDiff]
+
+
 def content_diff(
-    before: dict[str, Any], after: dict[str, Any], *, limit: int | None = DEFAULT_ROW_LIMIT
+    before: VersionContent,
+    after: VersionContent,
+    *,
+    limit: int | None = DEFAULT_ROW_LIMIT,
+    differ: TextDiffer | None = None,
 ) -> dict[str, Any]:
-    """The whole diff of two contents: text diffs per text field plus a change list."""
-    texts = [text_diff("system", before["system"], after["system"], limit=limit)]
+    """The whole diff of two contents: text diffs per text field plus a change list.
+
+    `differ(name, old, new)` diffs one pair of texts; by default the texts are in the contents
+    and `text_diff` compares them. playground.texts passes contents whose texts are blob hashes
+    (equal texts, equal hashes: message alignment is unchanged) with a differ that reads them.
+    """
+
+    def diff_of(name: str, old: str, new: str) -> TextDiff:
+        return differ(name, old, new) if differ else text_diff(name, old, new, limit=limit)
+
+    texts = [diff_of("system", before["system"], after["system"])]
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    empty: dict[str, Any] = {"role": MISSING, "content": ""}
     for old_index, new_index in messages_align(before["messages"], after["messages"]):
-        old = before["messages"][old_index] if old_index is not None else empty
-        new = after["messages"][new_index] if new_index is not None else empty
+        # A message missing on one side diffs as an empty text with no role.
+        old = before["messages"][old_index] if old_index is not None else None
+        new = after["messages"][new_index] if new_index is not None else None
         # Name a message by its place in the newer version, or the older one if it was removed.
         name = f"messages.{new_index if new_index is not None else old_index}"
-        diff = text_diff(f"{name}.content", old["content"], new["content"], limit=limit)
-        diff.role_before = None if old["role"] is MISSING else old["role"]
-        diff.role_after = None if new["role"] is MISSING else new["role"]
+        diff = diff_of(
+            f"{name}.content", old["content"] if old else "", new["content"] if new else ""
+        )
+        diff.role_before = old["role"] if old else None
+        diff.role_after = new["role"] if new else None
         texts.append(diff)
-        _changes(f"{name}.role", old["role"], new["role"], changes)
+        _changes(
+            f"{name}.role",
+            old["role"] if old else MISSING,
+            new["role"] if new else MISSING,
+            changes,
+        )
     _changes("params", before["params"], after["params"], changes)
     _changes("tools", _tools_by_name(before["tools"]), _tools_by_name(after["tools"]), changes)
     _changes(
@@ -232,6 +267,9 @@ def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
         "removed": diff.removed,
         "truncated": bool(diff.more),
         "more": diff.more,
+        "lines_before": diff.lines_before,
+        "chars_after": diff.chars_after,
+        "cut": diff.cut,
         "rows": diff.rows,
     }
 
@@ -254,6 +292,9 @@ class DiffBlock:
     fold: bool = False
     change_starts: frozenset[int] = frozenset()
     mixed: bool = False  # a fold that holds changes too: the rest of a diff past the budget
+    # A fold of unchanged text outside the rows of a long texts' diff (not expandable here).
+    outside_lines: int = 0
+    outside_chars: int = 0
 
     @property
     def count(self) -> int:

@@ -16,6 +16,7 @@ from django.http import QueryDict
 
 from textstore.selectors import blob_read, blob_sizes
 
+from .content import Message
 from .forms import content_as_form_values, form_values_from_post
 from .models import PromptVersion
 
@@ -60,10 +61,12 @@ def editor_values_for_version(*, version: PromptVersion) -> dict[str, Any]:
         return blob_read(sha=sha), None
 
     system, system_large = text(version.system_sha)
-    messages = []
+    messages: list[Message] = []
+    larges: list[LargeText | None] = []
     for message in version.messages:
         content, large = text(message["sha"])
-        messages.append({"role": message["role"], "content": content, "large": large})
+        messages.append({"role": message["role"], "content": content})
+        larges.append(large)
     values = content_as_form_values(
         {
             "provider": version.provider,
@@ -77,6 +80,8 @@ def editor_values_for_version(*, version: PromptVersion) -> dict[str, Any]:
         }
     )
     values["system_large"] = system_large
+    for row, large in zip(values["messages"], larges, strict=True):
+        row["large"] = large
     return values
 
 

@@ -1,10 +1,10 @@
 """Page models: what a playground page shows, read once and typed (templates consume these)."""
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
+from .content import VersionContent
 from .models import Label, PromptVersion
 from .selectors import PromptAccess, label_list, version_content, version_tree
 from .texts import ContentPreview, version_preview
@@ -23,12 +23,12 @@ class PromptPage:
     selected_labels: list[str]
     # The whole content, or None when a text is too long to load into a page (see
     # version_page_content): then only `preview` is shown and the rest loads by range.
-    content: dict[str, Any] | None
+    content: VersionContent | None
     preview: ContentPreview
     versions_count: int
 
 
-def version_page_content(*, version: PromptVersion) -> tuple[dict[str, Any] | None, ContentPreview]:
+def version_page_content(*, version: PromptVersion) -> tuple[VersionContent | None, ContentPreview]:
     """What a page shows of a version: the first screenful of each text, and the whole content
     only if every text is at most PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS long, so a page's size
     and its worker's memory do not grow with a long text."""

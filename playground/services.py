@@ -19,7 +19,13 @@ from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
 
-from .content import PreparedContent, StoredText, content_hash, content_validate
+from .content import (
+    PreparedContent,
+    StoredText,
+    VersionContent,
+    content_hash,
+    content_validate,
+)
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
     AccessGrant,
@@ -76,7 +82,9 @@ def _put(text: str | StoredText, base: str | None) -> str:
     return blob_put(text=text, base=base).sha256
 
 
-def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
+def _store_texts(
+    content: VersionContent | dict[str, Any], parent: PromptVersion | None
+) -> dict[str, Any]:
     """Put every text into textstore, as a delta against the parent's same field if any."""
     system_base, bases = text_bases(parent, len(content["messages"]))
     system = _put(content["system"], system_base)
@@ -87,7 +95,7 @@ def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[
     return {"system_sha": system, "messages": messages}
 
 
-def _canonical(content: Any) -> tuple[dict[str, Any], str]:
+def _canonical(content: Any) -> tuple[VersionContent | dict[str, Any], str]:
     """Validated content and its hash: raw JSON is checked here; PreparedContent (texts stored
     by the upload flow before the transaction) was checked by content_prepare."""
     if isinstance(content, PreparedContent):
@@ -101,7 +109,7 @@ def _insert_version(
     prompt: Prompt,
     parent: PromptVersion | None,
     author: User,
-    content: dict[str, Any],
+    content: VersionContent | dict[str, Any],
     digest: str,
     message: str,
 ) -> tuple[PromptVersion, bool]:

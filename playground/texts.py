@@ -4,7 +4,9 @@ A version's texts are its `system` prompt and each message's `content`, named by
 as `system` and `messages.N.content`. Pages show the first screenful of each (`version_preview`)
 and load the rest by range (`version_text_range`), so neither a page nor a request ever holds a
 whole multi-megabyte text: ranges come from `textstore.selectors.blob_range`, which reads only
-the chunks a range needs. Downloads stream the text a range at a time (`version_text_stream`).
+the chunks a range needs. Downloads stream the text a range at a time, or hand out a presigned
+URL (`version_text_download`); diffs of long texts read only around the change
+(`version_content_diff`).
 
 Nothing here checks access: every caller passes a version it got from a scoped selector
 (`version_access_get_for_user`) or from a live share link (`shared_open`), in the same request.
@@ -17,8 +19,19 @@ from typing import Any
 
 from django.conf import settings
 
-from textstore.selectors import blob_lengths, blob_range
+from textstore.selectors import (
+    blob_common_ends,
+    blob_count,
+    blob_lengths,
+    blob_presign_available,
+    blob_range,
+    blob_read,
+    blob_stream,
+)
+from textstore.services import blob_export_url
 
+from .content import VersionContent
+from .diffing import DEFAULT_ROW_LIMIT, TextDiff, content_diff, text_diff
 from .exceptions import ContentInvalid
 from .models import PromptVersion
 
@@ -145,20 +158,149 @@ def version_preview(*, version: PromptVersion) -> ContentPreview:
     return ContentPreview(texts=texts, longest=max(lengths.values(), default=0))
 
 
-def version_text_stream(*, version: PromptVersion, field: str) -> Iterator[bytes]:
-    """The whole text as UTF-8, one `PLAYGROUND_TEXT_STREAM_CHARS` range at a time (the field
-    is checked before the first byte, so a bad name is still a 400)."""
+@dataclass(frozen=True)
+class TextDownload:
+    """How to hand out one whole text: a presigned object-storage URL, or a byte stream."""
+
+    filename: str
+    url: str | None = None
+    stream: Iterator[bytes] | None = None
+
+
+def version_text_download(*, version: PromptVersion, field: str) -> TextDownload:
+    """The text named `field` as a file: with S3 configured and a text longer than
+    PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS, a presigned GET valid SHARE_PRESIGNED_TTL seconds
+    (the documented staleness bound); else streamed from range reads, never held whole.
+    The field is checked first, so a bad name is a 400 either way."""
     text_field = version_text_field(version=version, field=field)
+    filename = f"prompt-{version.prompt_id}-v{version.number}-{field.replace('.', '-')}.txt"
+    if blob_presign_available():
+        total = blob_lengths(shas=[text_field.sha]).get(text_field.sha, 0)
+        if total > int(settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS):
+            url = blob_export_url(
+                sha=text_field.sha,
+                filename=filename,
+                expires_in=int(settings.SHARE_PRESIGNED_TTL),
+            )
+            return TextDownload(filename=filename, url=url)
     step = int(settings.PLAYGROUND_TEXT_STREAM_CHARS)
+    pieces = blob_stream(sha=text_field.sha, step=step)
+    return TextDownload(filename=filename, stream=(piece.encode("utf-8") for piece in pieces))
 
-    def chunks() -> Iterator[bytes]:
-        offset = 0
-        while True:
-            part = blob_range(sha=text_field.sha, offset=offset, length=step)
-            if part.text:
-                yield part.text.encode("utf-8")
-            offset += len(part.text)
-            if not part.text or offset >= part.total:
-                return
 
-    return chunks()
+# --- diffs of long texts --------------------------------------------------------------------
+
+# Unchanged lines kept on each side of the changed region of a long texts' diff (the page
+# folds them to FOLD_CONTEXT around each change, like any diff).
+_DIFF_CONTEXT_LINES = 4
+# How far back (and forward) to look for those line breaks.
+_DIFF_CONTEXT_CHARS = 16 * 1024
+
+
+def _line_start(sha: str, offset: int) -> int:
+    """Where the `_DIFF_CONTEXT_LINES`-th line before `offset` starts (or a window back)."""
+    start = max(0, offset - _DIFF_CONTEXT_CHARS)
+    before = blob_range(sha=sha, offset=start, length=offset - start).text
+    cut = len(before)
+    for _ in range(_DIFF_CONTEXT_LINES + 1):
+        cut = before.rfind("\n", 0, cut)
+        if cut < 0:
+            return start if start else 0
+    return start + cut + 1
+
+
+def _line_end(sha: str, offset: int) -> int:
+    """Where the `_DIFF_CONTEXT_LINES`-th line after `offset` ends (or a window on)."""
+    after = blob_range(sha=sha, offset=offset, length=_DIFF_CONTEXT_CHARS).text
+    cut = -1
+    for _ in range(_DIFF_CONTEXT_LINES):
+        found = after.find("\n", cut + 1)
+        if found < 0:
+            return offset + len(after)
+        cut = found
+    return offset + cut + 1
+
+
+def long_text_diff(name: str, old_sha: str, new_sha: str) -> TextDiff:
+    """The diff of two long texts around what changed, never holding either whole.
+
+    The unchanged start and end come from `blob_common_ends` (off the stored delta when one
+    text is a delta on the other, else by comparing chunk hashes and ranges); only the region
+    between, widened to a few whole lines of context, is read and diffed line by line, and its
+    rows are numbered as in the whole text. A region longer than PLAYGROUND_DIFF_LARGE_CHARS is
+    diffed up to that length and marked `cut`.
+    """
+    cap = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
+    lengths = blob_lengths(shas=[old_sha, new_sha])
+    old_total, new_total = lengths.get(old_sha, 0), lengths.get(new_sha, 0)
+    prefix, suffix = blob_common_ends(a=old_sha, b=new_sha)
+    start = _line_start(old_sha, prefix)
+    tail = old_total - suffix
+    old_end = _line_end(old_sha, tail)
+    new_end = new_total - (old_total - old_end)
+    cut = max(old_end, new_end) - start > cap
+    if cut:
+        old_end, new_end = min(old_end, start + cap), min(new_end, start + cap)
+    old = blob_range(sha=old_sha, offset=start, length=old_end - start).text
+    new = blob_range(sha=new_sha, offset=start, length=new_end - start).text
+    diff = text_diff(name, old, new, limit=None)
+    lines_before = blob_count(sha=old_sha, needle="\n", end=start) if start else 0
+    for row in diff.rows:
+        if "old_no" in row:
+            row["old_no"] += lines_before
+        if "new_no" in row:
+            row["new_no"] += lines_before
+    diff.lines_before = lines_before
+    diff.chars_after = 0 if cut else old_total - old_end
+    diff.cut = cut
+    return diff
+
+
+def _one_sided_diff(name: str, old_sha: str, new_sha: str, cap: int) -> TextDiff:
+    """A long message added or removed: its first `cap` characters, marked `cut` if longer."""
+    sha = old_sha or new_sha
+    part = blob_range(sha=sha, offset=0, length=cap)
+    text = part.text
+    diff = text_diff(name, text if old_sha else "", "" if old_sha else text, limit=None)
+    diff.cut = part.total > len(text)
+    return diff
+
+
+def version_content_diff(
+    *, before: PromptVersion, after: PromptVersion, limit: int | None = DEFAULT_ROW_LIMIT
+) -> dict[str, Any]:
+    """`content_diff` of two versions, reading their texts from textstore: whole when short,
+    around the change when either is longer than PLAYGROUND_DIFF_LARGE_CHARS, so a one-line
+    edit of a 50 MB prompt is a small diff built from a few ranges."""
+    large = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
+    shas = [before.system_sha, after.system_sha]
+    shas += [m["sha"] for m in before.messages] + [m["sha"] for m in after.messages]
+    lengths = blob_lengths(shas=shas)
+
+    def differ(name: str, old_sha: str, new_sha: str) -> TextDiff:
+        # "" stands for a message missing on one side (content_diff's empty message).
+        if old_sha == new_sha:
+            return TextDiff(field=name)
+        if max(lengths.get(old_sha, 0), lengths.get(new_sha, 0)) > large:
+            if old_sha and new_sha:
+                return long_text_diff(name, old_sha, new_sha)
+            return _one_sided_diff(name, old_sha, new_sha, large)
+        old = blob_read(sha=old_sha) if old_sha else ""
+        new = blob_read(sha=new_sha) if new_sha else ""
+        return text_diff(name, old, new, limit=limit)
+
+    return content_diff(_by_hash(before), _by_hash(after), limit=limit, differ=differ)
+
+
+def _by_hash(version: PromptVersion) -> VersionContent:
+    """The version's content with each text replaced by its blob's hash."""
+    return {
+        "provider": version.provider,
+        "model": version.model,
+        "system": version.system_sha,
+        "messages": [{"role": m["role"], "content": m["sha"]} for m in version.messages],
+        "params": version.params,
+        "tools": version.tools,
+        "response_format": version.response_format,
+        "variables": version.variables,
+    }

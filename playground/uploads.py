@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -159,7 +159,9 @@ def upload_receive(*, token: str, stream: Readable, content_length: Any) -> Uplo
         if received != upload.size:
             raise ContentInvalid("body: shorter than the declared size.", field="body")
 
-    objects.object_put_stream(key=upload.object_key, chunks=blocks())
+    objects.object_put_stream(
+        key=upload.object_key, chunks=blocks(), content_type=objects.UPLOAD_CONTENT_TYPE
+    )
     logger.info("upload.received", extra={"upload_id": str(upload.pk), "size": upload.size})
     return upload
 
@@ -318,7 +320,8 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) 
     """
     if not content_has_refs(content):
         return content
-    canonical = content_validate(content, text_field=_text_or_ref)
+    # Validated, but its texts may still be references: not yet a VersionContent.
+    canonical = cast(dict[str, Any], content_validate(content, text_field=_text_or_ref))
     fields = _text_fields(canonical)
     system_base, bases = text_bases(parent, len(canonical["messages"]))
     base_of = {"system": system_base} | {

@@ -20,8 +20,8 @@ from common.auth import request_actor
 from common.exceptions import Forbidden
 from questionbank.selectors import question_by_slug, question_list
 
-from .content import DEFAULT_MODELS, PROVIDERS, content_validate
-from .diffing import FOLD_STEP, content_diff, diff_expand
+from .content import DEFAULT_MODELS, PROVIDERS, VersionContent, content_validate
+from .diffing import FOLD_STEP, diff_expand
 from .editor import editor_settings, editor_values_for_version, editor_values_from_post
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
@@ -39,7 +39,6 @@ from .selectors import (
     prompt_list_for_user,
     prompt_list_shared_with_user,
     share_link_list,
-    version_content,
     version_in_prompt,
 )
 from .services import (
@@ -58,7 +57,7 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
-from .texts import ContentPreview
+from .texts import ContentPreview, version_content_diff
 from .uploads import content_prepare
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
@@ -101,7 +100,7 @@ def _text_urls(range_url: str, download_url: str, query: str) -> dict[str, str]:
 
 
 def _texts_context(
-    content: dict[str, Any] | None, preview: ContentPreview, urls: dict[str, str]
+    content: VersionContent | None, preview: ContentPreview, urls: dict[str, str]
 ) -> dict[str, Any]:
     return {"content": content, "preview": preview, "text_urls": urls}
 
@@ -351,7 +350,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     the two sides next to each other."""
     prompt, a, b = _diff_versions(request, prompt_id)
     split = request.GET.get("view") == "split"
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    diff = version_content_diff(before=a, after=b, limit=None)
     query = f"?a={a.pk}&b={b.pk}"
     return render(
         request,
@@ -388,7 +387,7 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
         return HttpResponse("start, end: whole numbers required.", status=400)
     if direction not in ("all", "up", "down") or not 0 <= start <= end:
         return HttpResponse("dir: all, up or down; 0 <= start <= end.", status=400)
-    diff = content_diff(version_content(version=a), version_content(version=b), limit=None)
+    diff = version_content_diff(before=a, after=b, limit=None)
     text = next((t for t in diff["texts"] if t.field == field), None)
     if text is None:
         raise NotFound
@@ -696,7 +695,7 @@ def shared_resume_view(request: HttpRequest) -> HttpResponse:
     return redirect("shared-page", token=token)
 
 
-def _shared_exports(content: dict[str, Any] | None, preview: ContentPreview) -> list[dict]:
+def _shared_exports(content: VersionContent | None, preview: ContentPreview) -> list[dict]:
     """The export variants shown inline; each holds every text whole, so only while no text
     is long (else the page would grow with the text)."""
     if content is None or preview.lazy:

@@ -10,8 +10,12 @@ deployments can switch stores without a restart:
 - `object_list(prefix=)`: every object under a prefix, with size and modification time;
 - `object_presign_put(key=, size=, sha256=, expires_in=)`: a short-lived URL for a browser to
   upload straight to S3 (the local store has no HTTP face and refuses);
-- `object_put_file(key=, path=)` and `object_put_stream(key=, chunks=)`: store an object
-  without holding it in memory (a file is moved into place, or streamed to S3).
+- `object_put_file(key=, path=)`: store a file's bytes without reading them into memory (moved
+  into place locally, streamed from disk to S3);
+- `object_put_stream(key=, chunks=, content_type=)`: an object written from an iterable of byte
+  strings without holding it whole (S3 multipart upload in parts of `STREAM_PART_BYTES`);
+- `object_presign_get(key=, expires_in=, filename=, content_type=)`: a short-lived URL to
+  download an object as a named file (S3 only, like presigned uploads).
 """
 
 import base64
@@ -36,6 +40,9 @@ from .exceptions import ObjectNotFound, ObjectStoreError, ObjectStoreUnavailable
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
 UPLOAD_CONTENT_TYPE = "application/octet-stream"
+# Parts of a streamed S3 upload (S3 wants at least 5 MiB for every part but the last); the
+# most a streamed write holds in memory.
+STREAM_PART_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,8 @@ class ObjectStore(Protocol):
     def delete(self, key: str) -> None: ...
     def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload: ...
     def list(self, prefix: str) -> Iterator[ObjectInfo]: ...
+    def put_stream(self, key: str, chunks: Iterable[bytes], content_type: str) -> int: ...
+    def presign_get(self, key: str, expires_in: int, filename: str, content_type: str) -> str: ...
 
 
 def _check_key(key: str) -> str:
@@ -157,6 +166,25 @@ class LocalObjectStore:
             "presigned uploads need S3 object storage (set S3_BUCKET); "
             "the local store has no URL of its own"
         )
+
+    def put_stream(self, key: str, chunks: Iterable[bytes], content_type: str) -> int:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        size = 0
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+                    size += len(chunk)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return size
+
+    def presign_get(self, key: str, expires_in: int, filename: str, content_type: str) -> str:
+        raise ObjectStoreError("presigned downloads need S3 object storage (set S3_BUCKET)")
 
 
 @functools.lru_cache(maxsize=8)
@@ -313,6 +341,74 @@ class S3ObjectStore:
         }
         return PresignedUpload(url=url, method="PUT", headers=headers, expires_in=expires_in)
 
+    def put_stream(self, key: str, chunks: Iterable[bytes], content_type: str) -> int:
+        """One PUT when it fits in a part, else a multipart upload (aborted on any failure,
+        so no half object is ever visible under `key`)."""
+        _check_key(key)
+        buffer, size, upload_id = bytearray(), 0, None
+        parts: list[dict[str, Any]] = []
+        try:
+            for chunk in chunks:
+                buffer += chunk
+                size += len(chunk)
+                if len(buffer) >= STREAM_PART_BYTES:
+                    if upload_id is None:
+                        upload_id = self.client.create_multipart_upload(
+                            Bucket=self.bucket, Key=key, ContentType=content_type
+                        )["UploadId"]
+                    parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
+                    buffer.clear()
+            if upload_id is None:
+                self.client.put_object(
+                    Bucket=self.bucket, Key=key, Body=bytes(buffer), ContentType=content_type
+                )
+                return size
+            if buffer:
+                parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
+            self.client.complete_multipart_upload(
+                Bucket=self.bucket,
+                Key=key,
+                UploadId=upload_id,
+                MultipartUpload={"Parts": parts},
+            )
+            return size
+        except BaseException as exc:
+            if upload_id is not None:
+                try:
+                    self.client.abort_multipart_upload(
+                        Bucket=self.bucket, Key=key, UploadId=upload_id
+                    )
+                except (BotoCoreError, ClientError):
+                    pass  # the bucket's lifecycle rule for incomplete uploads is the backstop
+            if isinstance(exc, (BotoCoreError, ClientError)):
+                raise self._fail(key, exc) from exc
+            raise
+
+    def _part(self, key: str, upload_id: str, number: int, body: bytes) -> dict[str, Any]:
+        response = self.client.upload_part(
+            Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+        )
+        return {"ETag": response["ETag"], "PartNumber": number}
+
+    def presign_get(self, key: str, expires_in: int, filename: str, content_type: str) -> str:
+        """A GET URL valid for `expires_in` seconds that downloads the object as `filename`."""
+        try:
+            return str(
+                self.client.generate_presigned_url(
+                    "get_object",
+                    Params={
+                        "Bucket": self.bucket,
+                        "Key": _check_key(key),
+                        "ResponseContentType": content_type,
+                        "ResponseContentDisposition": f'attachment; filename="{filename}"',
+                    },
+                    ExpiresIn=expires_in,
+                    HttpMethod="GET",
+                )
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise self._fail(key, exc) from exc
+
 
 def object_store() -> ObjectStore:
     """The store the current settings select."""
@@ -341,27 +437,6 @@ def object_put_file(*, key: str, path: Path) -> None:
     object_store().put_file(key, Path(path))
 
 
-def object_put_stream(*, key: str, chunks: Iterable[bytes]) -> int:
-    """Store the concatenation of `chunks` under `key` without holding it in memory; returns
-    its size. Spooled through a temporary file, so a failure midway stores nothing."""
-    store = object_store()
-    folder = None
-    if isinstance(store, LocalObjectStore):
-        folder = store._path(key).parent
-        folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".upload-")
-    size = 0
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-                size += len(chunk)
-        store.put_file(key, Path(tmp))
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return size
-
-
 def object_get(*, key: str) -> bytes:
     return object_store().get(key)
 
@@ -386,3 +461,17 @@ def object_list(*, prefix: str) -> Iterator[ObjectInfo]:
 
 def object_presign_put(*, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
     return object_store().presign_put(key, size, sha256, expires_in)
+
+
+def object_put_stream(*, key: str, chunks: Iterable[bytes], content_type: str) -> int:
+    """Write an object from byte strings without holding it whole; returns its size."""
+    return object_store().put_stream(key, chunks, content_type)
+
+
+def object_presign_get(*, key: str, expires_in: int, filename: str, content_type: str) -> str:
+    return object_store().presign_get(key, expires_in, filename, content_type)
+
+
+def object_presign_available() -> bool:
+    """Whether the store can hand out presigned URLs (S3 is configured)."""
+    return bool(settings.S3_BUCKET)

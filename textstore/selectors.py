@@ -448,6 +448,164 @@ def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list
     return pieces
 
 
+# Characters compared at a time when looking for where two long texts start to differ.
+_COMPARE_CHARS = 1 << 20
+
+
+def _rows_range(rows: list[ChainRow], start: int, end: int) -> str:
+    """Characters `[start, end)` of the text of `rows[0]` (see blob_range)."""
+    end = min(end, rows[0].char_length)
+    if start >= end:
+        return ""
+    cached = _cached(rows[0].sha256)
+    if cached is not None:
+        return cached[start:end]
+    if rows[-1].kind == Blob.Kind.FULL and rows[-1].object_key:
+        try:
+            return "".join(_chain_range(rows, 0, start, end))
+        except _Unmappable:
+            pass
+    return _read_rows(rows[0].sha256, rows)[start:end]
+
+
+def _common_prefix(x: str, y: str) -> int:
+    """Length of the common prefix (binary search on slices, as diff-match-patch does)."""
+    low, high = 0, min(len(x), len(y))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if x[low:middle] == y[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(x: str, y: str) -> int:
+    low, high = 0, min(len(x), len(y))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if x[len(x) - middle : len(x) - low] == y[len(y) - middle : len(y) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _delta_ends(child: list[ChainRow], parent_length: int) -> tuple[int, int] | None:
+    """Unchanged prefix and suffix of a text stored as a delta on the other one, read off the
+    delta's first and last copies (at least that much is common), or None if not mappable."""
+    try:
+        ops = _delta_ops(child, 0)
+    except _Unmappable:
+        return None
+    if not ops:
+        return 0, 0
+    first, last = ops[0], ops[-1]
+    prefix = first.end if first.source == 0 and first.start == 0 else 0
+    suffix = 0
+    if last.source is not None and last.end == child[0].char_length:
+        if last.source + (last.end - last.start) == parent_length:
+            suffix = last.end - last.start
+    return prefix, suffix
+
+
+def _chunk_prefix(a: list[ChainRow], b: list[ChainRow]) -> int:
+    """Characters in the leading chunks two chunked snapshots share (by the chunks' hashes)."""
+    x, y = a[0], b[0]
+    if len(a) > 1 or len(b) > 1 or not (x.object_key and y.object_key):
+        return 0
+    if x.chunk_chars != y.chunk_chars or not x.chunk_chars:
+        return 0
+    try:
+        xs, ys = (
+            chunk_index_parse(bytes(x.chunk_index or b"")),
+            chunk_index_parse(bytes(y.chunk_index or b"")),
+        )
+    except ValueError:
+        return 0
+    same = 0
+    # A last chunk may be short in one text only: it counts only if both texts end there.
+    for ex, ey in zip(xs[:-1], ys[:-1], strict=False):
+        if ex.sha256 != ey.sha256:
+            break
+        same += 1
+    return same * x.chunk_chars
+
+
+def blob_common_ends(*, a: str, b: str) -> tuple[int, int]:
+    """How many characters texts `a` and `b` share at their start and at their end (the two
+    never overlap), without holding either whole: what a diff of two long texts skips.
+
+    When one text is stored as a delta on the other, the ends are read off the delta's first
+    and last copies and only the region between is compared further; two chunked snapshots
+    skip the leading chunks whose hashes agree; the rest is compared a window at a time
+    through range reads. Two queries (the chains), then object-storage ranges as needed.
+    """
+    rows_a, rows_b = _read_chain(a), _read_chain(b)
+    length_a, length_b = rows_a[0].char_length, rows_b[0].char_length
+    if a == b:
+        return length_a, 0
+    known: tuple[int, int] | None = None
+    if len(rows_b) > 1 and rows_b[1].sha256 == a:
+        known = _delta_ends(rows_b, length_a)
+    elif len(rows_a) > 1 and rows_a[1].sha256 == b:
+        known = _delta_ends(rows_a, length_b)
+    shortest = min(length_a, length_b)
+    prefix, suffix = known or (_chunk_prefix(rows_a, rows_b), 0)
+    prefix = min(prefix, shortest)
+    while prefix < shortest:
+        end = min(prefix + _COMPARE_CHARS, shortest)
+        x, y = _rows_range(rows_a, prefix, end), _rows_range(rows_b, prefix, end)
+        if x == y:
+            prefix = end
+            continue
+        prefix += _common_prefix(x, y)
+        break
+    room = shortest - prefix
+    suffix = min(suffix, room)
+    while suffix < room:
+        size = min(_COMPARE_CHARS, room - suffix)
+        x = _rows_range(rows_a, length_a - suffix - size, length_a - suffix)
+        y = _rows_range(rows_b, length_b - suffix - size, length_b - suffix)
+        if x == y:
+            suffix += size
+            continue
+        suffix += _common_suffix(x, y)
+        break
+    return prefix, suffix
+
+
+def blob_count(*, sha: str, needle: str, end: int) -> int:
+    """Occurrences of the one-character `needle` in characters `[0, end)` of the text, counted a
+    window at a time (one query; ranges as in blob_range): line numbers deep in a long text."""
+    rows = _read_chain(sha)
+    end = min(end, rows[0].char_length)
+    count = start = 0
+    while start < end:
+        stop = min(start + _COMPARE_CHARS, end)
+        count += _rows_range(rows, start, stop).count(needle)
+        start = stop
+    return count
+
+
+def blob_presign_available() -> bool:
+    """Whether texts can be handed out as presigned object-storage URLs (S3 is configured);
+    see services.blob_export_url."""
+    return objects.object_presign_available()
+
+
+def blob_stream(*, sha: str, step: int) -> Iterator[str]:
+    """The whole text, `step` characters at a time, never held whole (one query, then ranges
+    as in blob_range). Each chunk of a snapshot is verified as it is read."""
+    rows = _read_chain(sha)
+    total = rows[0].char_length
+    start = 0
+    while start < total:
+        stop = min(start + step, total)
+        yield _rows_range(rows, start, stop)
+        start = stop
+
+
 def _chunked_range(row: Blob | ChainRow, offset: int, end: int) -> str:
     size = int(row.chunk_chars or 0)
     try:

@@ -2,7 +2,7 @@
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -13,10 +13,10 @@ from .cache import text_cache
 from .chunks import DEFAULT_CHUNK_CHARS, chunks_encode
 from .compression import CODEC_ZLIB, payload_compress
 from .delta import delta_apply, delta_apply_reference, delta_compute
-from .exceptions import BlobNotFound, TextEncodingError, TextstoreIntegrityError
+from .exceptions import BlobNotFound, ObjectNotFound, TextEncodingError, TextstoreIntegrityError
 from .models import Blob
 from .policy import ChainState, chain_cap, plain_delta_fits, snapshot_delta_fits
-from .selectors import blob_read
+from .selectors import blob_read, blob_stat, blob_stream
 
 logger = logging.getLogger(__name__)
 
@@ -251,3 +251,42 @@ def object_orphan_delete(*, key: str) -> bool:
     objects.object_delete(key=key)
     logger.info("textstore.orphan_deleted", extra={"key": key})
     return True
+
+
+EXPORT_PREFIX = "texts"
+EXPORT_CONTENT_TYPE = "text/plain; charset=utf-8"
+_EXPORT_STEP_CHARS = 1 << 20
+
+
+def blob_export_url(*, sha: str, filename: str, expires_in: int) -> str:
+    """A presigned GET (valid `expires_in` seconds) of the text as a plain UTF-8 file.
+
+    Stored snapshots are chunked and compressed, so the first download of a text writes it
+    once as a plain object under texts/<sha256>, streamed from range reads (never held whole)
+    and checked against the hash before the upload completes; later downloads reuse it. These
+    objects are derived copies: deleting them loses nothing (the next download rewrites one).
+    Only for stores with presigned URLs (objects.object_presign_available()).
+    """
+    blob = blob_stat(sha=sha)
+    key = f"{EXPORT_PREFIX}/{blob.sha256}"
+    try:
+        objects.object_size(key=key)
+    except ObjectNotFound:
+        objects.object_put_stream(
+            key=key, chunks=_verified_bytes(blob.sha256), content_type=EXPORT_CONTENT_TYPE
+        )
+        logger.info("textstore.export_written", extra={"sha256": blob.sha256})
+    return objects.object_presign_get(
+        key=key, expires_in=expires_in, filename=filename, content_type=EXPORT_CONTENT_TYPE
+    )
+
+
+def _verified_bytes(sha: str) -> Iterator[bytes]:
+    """The text's UTF-8 bytes; raises (aborting the upload) if they do not hash to `sha`."""
+    digest = hashlib.sha256()
+    for piece in blob_stream(sha=sha, step=_EXPORT_STEP_CHARS):
+        data = piece.encode("utf-8")
+        digest.update(data)
+        yield data
+    if digest.hexdigest() != sha:
+        raise TextstoreIntegrityError(sha, "streamed text does not match its SHA-256")

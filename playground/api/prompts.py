@@ -17,7 +17,7 @@ from common.auth import request_actor
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
 
-from ..diffing import content_diff, text_diff_as_json
+from ..diffing import text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
 from ..fetch import VersionFetch, label_version_fetch_for_user, version_fetch_for_user
 from ..models import Label, Prompt, PromptVersion, Role
@@ -27,7 +27,6 @@ from ..selectors import (
     prompt_access_get_for_user,
     prompt_get_for_user,
     prompt_list_visible,
-    version_content,
     version_get_for_user,
     version_in_prompt,
     version_tree,
@@ -43,6 +42,7 @@ from ..services import (
     prompt_version_create,
     prompt_version_revert,
 )
+from ..texts import version_content_diff
 from ..uploads import content_prepare
 
 
@@ -323,9 +323,7 @@ class VersionDiffApi(APIView):
             limit = max(1, min(int(request.query_params.get("limit", 400)), 100_000))
         except ValueError:
             raise ContentInvalid("limit: must be a whole number.", field="limit") from None
-        diff = content_diff(
-            version_content(version=other), version_content(version=version), limit=limit
-        )
+        diff = version_content_diff(before=other, after=version, limit=limit)
         return Response(
             {
                 "from": other.pk,

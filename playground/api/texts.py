@@ -7,7 +7,7 @@ variant through the link (live, not revoked or expired, and covering that versio
 """
 
 from django.conf import settings
-from django.http import StreamingHttpResponse
+from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.cache import get_conditional_response
 from drf_spectacular.types import OpenApiTypes
@@ -26,7 +26,7 @@ from ..models import PromptVersion
 from ..selectors import version_access_get_for_user
 from ..services import access_log_grant_fetch
 from ..shared import LoginRequired, shared_open
-from ..texts import TextRange, version_text_field, version_text_range, version_text_stream
+from ..texts import TextRange, version_text_download, version_text_field, version_text_range
 
 # Offsets past any text the store could hold are refused before they reach a query.
 _MAX_OFFSET = 2**40
@@ -80,11 +80,17 @@ def _shared_version(request: Request, token: str, path: str) -> PromptVersion:
     return version
 
 
-def _download(version: PromptVersion, field: str) -> StreamingHttpResponse:
-    stream = version_text_stream(version=version, field=field)
-    name = f"prompt-{version.prompt_id}-v{version.number}-{field.replace('.', '-')}.txt"
-    response = StreamingHttpResponse(stream, content_type="text/plain; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+def _download(version: PromptVersion, field: str) -> HttpResponseBase:
+    download = version_text_download(version=version, field=field)
+    if download.url is not None:
+        # Valid SHARE_PRESIGNED_TTL seconds: the one window a revocation cannot close.
+        redirect = HttpResponseRedirect(download.url)
+        redirect["Cache-Control"] = "no-store"
+        return redirect
+    response = StreamingHttpResponse(
+        download.stream or iter(()), content_type="text/plain; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{download.filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
@@ -107,6 +113,10 @@ _VERSION_PARAMETER = OpenApiParameter(
     description="The version the reader is on; 404 unless the link shows it now.",
 )
 _DOWNLOAD = OpenApiResponse(OpenApiTypes.STR, description="The whole text, text/plain UTF-8.")
+_PRESIGNED = OpenApiResponse(
+    description="With S3 configured and a long text: a redirect to a presigned GET of it, "
+    "valid SHARE_PRESIGNED_TTL seconds."
+)
 
 
 class VersionTextApi(APIView):
@@ -143,7 +153,10 @@ class VersionTextApi(APIView):
 class VersionTextDownloadApi(APIView):
     """One text of a version, whole, as a file."""
 
-    @extend_schema(parameters=_RANGE_PARAMETERS[:1], responses={(200, "text/plain"): _DOWNLOAD})
+    @extend_schema(
+        parameters=_RANGE_PARAMETERS[:1],
+        responses={(200, "text/plain"): _DOWNLOAD, 302: _PRESIGNED},
+    )
     def get(self, request: Request, version_id: int) -> HttpResponseBase:
         version = version_access_get_for_user(user=request.user, version_id=version_id).version
         field = request.query_params.get("field", "")
@@ -177,7 +190,7 @@ class SharedTextDownloadApi(APIView):
 
     @extend_schema(
         parameters=[_RANGE_PARAMETERS[0], _VERSION_PARAMETER],
-        responses={(200, "text/plain"): _DOWNLOAD},
+        responses={(200, "text/plain"): _DOWNLOAD, 302: _PRESIGNED},
         auth=[],
     )
     def get(self, request: Request, token: str) -> HttpResponseBase:

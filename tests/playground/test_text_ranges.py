@@ -417,3 +417,194 @@ def test_the_first_screenful_is_escaped(local_storage, settings):
     assert b"<script>alert(1)" not in html
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in html
     assert b'data-loaded="100"' in html and b'data-total="526"' in html
+
+
+# --- diffs of long texts ------------------------------------------------------------------------
+
+
+def _changed_rows(rows):
+    return [
+        (r["op"], r.get("old"), r.get("new"), r.get("old_no"), r.get("new_no"))
+        for r in rows
+        if r["op"] != "equal"
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_long_text_diff_finds_the_same_changes_as_the_whole_diff(store, settings, seed):
+    """Around-the-change diffs (texts above PLAYGROUND_DIFF_LARGE_CHARS) show exactly the
+    changed rows, with the same line numbers, as diffing the whole texts."""
+    from playground.diffing import text_diff
+    from playground.texts import version_content_diff
+
+    rng = random.Random(seed)
+    owner = make_user(f"differ{seed}")
+    text = long_text(30 + seed, 40_000)
+    lines = text.split("\n")
+    edited = list(lines)
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(len(edited))
+        kind = rng.choice(["change", "insert", "delete"])
+        if kind == "change":
+            edited[at] = f"EDITED {at} " + edited[at][:20]
+        elif kind == "insert":
+            edited[at:at] = [f"INSERTED {at}", f"INSERTED TOO {at}"]
+        else:
+            del edited[at]
+    new_text = "\n".join(edited)
+    prompt, root = make_prompt(owner, system=text)
+    v2 = save(owner, prompt, root, system=new_text).version
+    whole = text_diff("system", text, new_text, limit=None)
+    settings.PLAYGROUND_DIFF_LARGE_CHARS = 5_000_000
+    assert _changed_rows(
+        version_content_diff(before=root, after=v2, limit=None)["texts"][0].rows
+    ) == (_changed_rows(whole.rows))
+    settings.PLAYGROUND_DIFF_LARGE_CHARS = 30_000  # now both are "long"
+    for before, after, expected in ((root, v2, whole), (v2, root, None)):
+        caches_clear()
+        diff = version_content_diff(before=before, after=after, limit=None)["texts"][0]
+        if expected is None:
+            expected = text_diff("system", new_text, text, limit=None)
+        assert _changed_rows(diff.rows) == _changed_rows(expected.rows)
+        assert (diff.added, diff.removed) == (expected.added, expected.removed)
+        assert not diff.cut
+        assert len(diff.rows) < len(expected.rows)  # the unchanged ends were not diffed
+        first = diff.rows[0]
+        assert first["old_no"] == diff.lines_before + 1
+
+
+def test_a_one_line_edit_of_a_6_mb_text_diffs_to_a_small_page(s3_storage, monkeypatch):
+    """Default sizes, S3 over HTTP: the diff page of a one-line edit of a 6 MB prompt is a few
+    kilobytes, built from the stored delta and a few ranges (no whole object is fetched)."""
+    from django.test import Client
+
+    owner = make_user("big")
+    text = long_text(40, 6_000_000)
+    lines = text.split("\n")
+    at = len(lines) // 2
+    old_line = lines[at]
+    lines[at] = "THE EDITED LINE"
+    edited = "\n".join(lines)
+    prompt, root = make_prompt(owner, system=text)
+    v2 = save(owner, prompt, root, system=edited).version
+    assert Blob.objects.get(pk=v2.system_sha).kind == "delta"
+
+    def refuse(*, key: str) -> bytes:
+        raise AssertionError(f"whole object {key} fetched")
+
+    monkeypatch.setattr(objects, "object_get", refuse)
+    caches_clear()
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/playground/p/{prompt.pk}/diff/?a={root.pk}&b={v2.pk}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert len(page.content) < 40_000, len(page.content)  # the texts are 6 MB each
+    assert "<ins>EDITED</ins>" in html and old_line.split(" ", 1)[0] in html
+    assert f'<span class="diff-no">{at + 1}</span>' in html  # numbered as in the whole text
+    assert f"{at - 4:,} unchanged lines before" in html
+    assert "unchanged to the end" in html
+    body = api_client_for(owner).get(f"/api/v1/versions/{v2.pk}/diff/?against={root.pk}").json()
+    (system,) = body["texts"]
+    assert (system["added"], system["removed"], system["lines_before"]) == (1, 1, at - 4)
+    changed = [r for r in system["rows"] if r["op"] != "equal"]
+    assert len(changed) == 1 and changed[0]["new"] == "THE EDITED LINE\n"
+    assert changed[0]["old_no"] == changed[0]["new_no"] == at + 1
+    assert len(system["rows"]) <= 9
+    # A fold inside the region expands through the same builder.
+    rows = client.get(
+        f"/playground/p/{prompt.pk}/diff/rows/?a={root.pk}&b={v2.pk}&field=system&start=0&end=3"
+    )
+    assert rows.status_code == 200 and len(rows.content) < 5_000
+
+
+def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
+    from playground.texts import version_content_diff
+
+    settings.PLAYGROUND_DIFF_LARGE_CHARS = 3_000
+    owner = make_user("cutter")
+    text = long_text(50, 20_000)
+    prompt, root = make_prompt(owner, system=text)
+    v2 = save(owner, prompt, root, system=text.replace("quorum", "QUORUM")).version
+    diff = version_content_diff(before=root, after=v2, limit=None)["texts"][0]
+    assert diff.cut and diff.changed
+    assert sum(len(r.get("new") or r.get("old") or "") for r in diff.rows) <= 3_100
+    from django.test import Client
+
+    client = Client()
+    client.force_login(owner)
+    html = client.get(f"/playground/p/{prompt.pk}/diff/?a={root.pk}&b={v2.pk}").content
+    assert b"longer than a diff page shows" in html
+
+
+# --- presigned downloads: the staleness bound ---------------------------------------------------
+
+
+def _signed_expiry(url: str):
+    """When a SigV4 presigned URL stops working: X-Amz-Date + X-Amz-Expires."""
+    from datetime import UTC, datetime, timedelta
+    from urllib.parse import parse_qs, urlsplit
+
+    query = parse_qs(urlsplit(url).query)
+    signed_at = datetime.strptime(query["X-Amz-Date"][0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    return signed_at, signed_at + timedelta(seconds=int(query["X-Amz-Expires"][0])), query
+
+
+def test_presigned_download_expires_after_share_presigned_ttl(s3_storage, settings):
+    """With S3, a long text downloads through a presigned GET whose signature expires
+    SHARE_PRESIGNED_TTL seconds after it was handed out (moto does not enforce expiry, so the
+    signature itself is checked); a revoked link hands out no new URL."""
+    import urllib.request
+    from datetime import UTC, datetime, timedelta
+
+    settings.TEXTSTORE_INLINE_MAX = 4 * 1024
+    settings.TEXTSTORE_CHUNK_CHARS = CHUNK
+    settings.SHARE_PRESIGNED_TTL = 123
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 10_000
+    owner = make_user("owner")
+    text = long_text(60, 30_000, marker="THE END")
+    prompt, root = make_prompt(owner, system=text)
+    link, token = share_link_create(actor=owner, prompt=prompt, access="public", version=root)
+    before = datetime.now(UTC).replace(microsecond=0)
+    response = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert response.status_code == 302
+    url = response.headers["Location"]
+    signed_at, expires, query = _signed_expiry(url)
+    assert query["X-Amz-Expires"] == ["123"]
+    assert before - timedelta(seconds=2) <= signed_at <= datetime.now(UTC) + timedelta(seconds=2)
+    assert expires - signed_at == timedelta(seconds=123)
+    assert query["response-content-disposition"] == [
+        f'attachment; filename="prompt-{prompt.pk}-v1-system.txt"'
+    ]
+    with urllib.request.urlopen(url) as fetched:  # noqa: S310 - the moto server on loopback
+        assert fetched.read().decode("utf-8") == text
+        assert fetched.headers["Content-Disposition"].startswith("attachment")
+    # The plain copy is written once and reused.
+    shared = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
+    assert shared.status_code == 302
+    assert _signed_expiry(shared.headers["Location"])[2]["X-Amz-Expires"] == ["123"]
+    assert [o.key for o in objects.object_list(prefix="texts")] == [f"texts/{root.system_sha}"]
+    # Revoked: no new URL. One handed out before stays valid until it expires (the bound).
+    share_link_revoke(actor=owner, link=link)
+    again = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
+    assert again.status_code == 404
+    # Short texts stream through the worker even with S3.
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 1_000_000
+    streamed = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert streamed.status_code == 200 and streamed.streaming
+
+
+def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_storage, settings):
+    """An 11 MB text becomes its plain download object in parts, never held whole."""
+    import urllib.request
+
+    settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 1_000
+    owner = make_user("owner")
+    text = long_text(61, 11_000_000, marker="THE VERY END")
+    prompt, root = make_prompt(owner, system=text)
+    response = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
+    assert response.status_code == 302
+    with urllib.request.urlopen(response.headers["Location"]) as fetched:  # noqa: S310
+        body = fetched.read()
+    assert len(body) == len(text.encode("utf-8")) and body.endswith(text[-40:].encode())
+    assert objects.object_size(key=f"texts/{root.system_sha}") == len(body)
