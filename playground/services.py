@@ -16,12 +16,14 @@ from django.utils import timezone
 from accounts.tokens import token_generate, token_hash
 from common.auth import Viewer
 from common.exceptions import Forbidden
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from textstore.services import blob_put
 
 from .content import VersionContent, content_hash, content_validate
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
+    LABEL_NAME_MAX_CHARS,
     AccessGrant,
     AccessLogEntry,
     Label,
@@ -36,7 +38,7 @@ from .selectors import PromptAccess, version_content
 logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
-LABEL_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,40}\Z")
+LABEL_NAME = re.compile(rf"^[-a-zA-Z0-9_]{{1,{LABEL_NAME_MAX_CHARS}}}\Z")
 # Seconds between two access-log rows for one grant polling the fetch API.
 ACCESS_LOG_FETCH_RESOLUTION = 60
 
@@ -138,8 +140,8 @@ def prompt_create(
 ) -> tuple[Prompt, PromptVersion]:
     """A new prompt with its root version and a `main` label pointing at it."""
     title = (title or "").strip()
-    if not title or len(title) > 200:
-        raise ContentInvalid("title: must be 1-200 characters.", field="title")
+    if not title or len(title) > TITLE_MAX_CHARS:
+        raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
     canonical = content_validate(content)
     prompt = Prompt.objects.create(owner=actor, title=title, question=question)
     version, _ = _insert_version(
@@ -171,8 +173,8 @@ def prompt_update(
     changes: dict[str, Any] = {}
     if title is not None:
         title = title.strip()
-        if not title or len(title) > 200:
-            raise ContentInvalid("title: must be 1-200 characters.", field="title")
+        if not title or len(title) > TITLE_MAX_CHARS:
+            raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
         changes["title"] = title
     if archived is not None and archived != (prompt.archived_at is not None):
         changes["archived_at"] = timezone.now() if archived else None
@@ -202,8 +204,8 @@ def prompt_version_create(
     """
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
-    if len(message) > 500:
-        raise ContentInvalid("message: at most 500 characters.", field="message")
+    if len(message) > MESSAGE_MAX_CHARS:
+        raise ContentInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
     canonical = content_validate(content)
     digest = content_hash(canonical)
     main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
@@ -279,7 +281,8 @@ def label_move(
     """
     if not isinstance(name, str) or not LABEL_NAME.match(name):
         raise ContentInvalid(
-            "name: Label name must be 1-40 letters, digits, '-' or '_'.", field="name"
+            f"name: Label name must be 1-{LABEL_NAME_MAX_CHARS} letters, digits, '-' or '_'.",
+            field="name",
         )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
@@ -500,7 +503,7 @@ def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersio
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,
-        title=f"Copy of {link.prompt.title}"[:200],
+        title=f"Copy of {link.prompt.title}"[:TITLE_MAX_CHARS],
         content=version_content(version=version),
         message=f"Copied from a shared link (v{version.number})",
     )

@@ -14,13 +14,14 @@ from rest_framework.views import APIView
 
 from common.api import StrictPageNumberPagination
 from common.auth import request_actor
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
 
 from ..diffing import content_diff, text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
 from ..fetch import VersionFetch, label_version_fetch_for_user, version_fetch_for_user
-from ..models import Label, Prompt, PromptVersion, Role
+from ..models import LABEL_NAME_MAX_CHARS, Label, Prompt, PromptVersion, Role
 from ..selectors import (
     label_list,
     label_main,
@@ -114,10 +115,12 @@ class PromptListCreateApi(ListAPIView):
     serializer_class = PromptOutputSerializer
 
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=200)
+        title = serializers.CharField(max_length=TITLE_MAX_CHARS)
         question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
         content = serializers.JSONField()
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     class CreatedSerializer(PromptOutputSerializer):
         root_version = serializers.IntegerField()
@@ -127,7 +130,7 @@ class PromptListCreateApi(ListAPIView):
 
     def get_queryset(self):
         return prompt_list_visible(
-            user=self.request.user, search=self.request.query_params.get("q", "")[:200]
+            user=self.request.user, search=self.request.query_params.get("q", "")[:TITLE_MAX_CHARS]
         )
 
     @extend_schema(
@@ -166,7 +169,7 @@ class PromptDetailApi(APIView):
         return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
 
     class UpdateSerializer(serializers.Serializer):
-        title = serializers.CharField(required=False, max_length=200)
+        title = serializers.CharField(required=False, max_length=TITLE_MAX_CHARS)
         archived = serializers.BooleanField(
             required=False, help_text="Archived prompts are hidden from lists, never deleted."
         )
@@ -202,7 +205,9 @@ class PromptVersionListCreateApi(ListAPIView):
     class InputSerializer(serializers.Serializer):
         parent = serializers.IntegerField()  # type: ignore[assignment]
         content = serializers.JSONField()
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     class CreatedSerializer(VersionSummarySerializer):
         created = serializers.BooleanField()
@@ -359,7 +364,7 @@ class VersionRevertApi(APIView):
 
 class LabelListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
-        name = serializers.SlugField(max_length=40)
+        name = serializers.SlugField(max_length=LABEL_NAME_MAX_CHARS)
         version = serializers.IntegerField()
         expected = serializers.IntegerField(required=False, allow_null=True)
 

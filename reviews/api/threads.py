@@ -33,6 +33,7 @@ from ..selectors import (
     revision_text,
 )
 from ..services import inbox_mark_read, reply_create, reply_update
+from ..services.threads import REPLY_MAX_CHARS
 from ..thread_pages import anchor_pairs
 from .fields import choice_field
 
@@ -62,7 +63,7 @@ class AnnotationReplyListCreateApi(APIView):
     once it is submitted)."""
 
     class InputSerializer(serializers.Serializer):
-        body = serializers.CharField(max_length=10_000, help_text="Markdown.")
+        body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer(many=True))
     def get(self, request: Request, annotation_id: int) -> Response:
@@ -84,7 +85,7 @@ class ReplyDetailApi(APIView):
     """One reply; its author may edit the body (the earlier text is kept: see history/)."""
 
     class InputSerializer(serializers.Serializer):
-        body = serializers.CharField(max_length=10_000, help_text="Markdown.")
+        body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer)
     def get(self, request: Request, reply_id: int) -> Response:
