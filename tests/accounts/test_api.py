@@ -119,7 +119,8 @@ def test_keys_can_expire():
         {"username": "ada", "password": PASSWORD, "expires_at": soon},
         format="json",
     )
-    assert created.status_code == 201 and created.json()["expires_at"]
+    assert created.status_code == 201
+    assert created.json()["expires_at"]
     key = created.json()["token"]
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
@@ -128,10 +129,12 @@ def test_keys_can_expire():
         expires_at=timezone.now() - timedelta(seconds=1)
     )
     expired = client.get("/api/v1/prompts/")
-    assert expired.status_code == 401 and "expired" in expired.json()["detail"]
+    assert expired.status_code == 401
+    assert "expired" in expired.json()["detail"]
     past = APIClient().post(
         "/api/v1/auth/token/",
         {"username": "ada", "password": PASSWORD, "expires_at": "2001-01-01T00:00:00Z"},
         format="json",
     )
-    assert past.status_code == 400 and "expires_at" in past.json()["detail"]
+    assert past.status_code == 400
+    assert "expires_at" in past.json()["detail"]

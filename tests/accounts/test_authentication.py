@@ -12,7 +12,6 @@ pytestmark = pytest.mark.django_db
 
 
 def test_token_use_is_recorded_at_most_once_a_minute():
-
     user = make_user("erin")
     client = api_client_for(user)
     assert ApiToken.objects.get(user=user).last_used_at is None

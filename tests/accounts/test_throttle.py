@@ -63,7 +63,8 @@ def test_html_log_in_is_throttled_with_a_clear_message(settings):
         response = client.post("/accounts/login/", {"username": "ada", "password": "wrong"})
         assert response.status_code == 200  # the form with its error
     response = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD})
-    assert response.status_code == 429 and int(response["Retry-After"]) >= 1
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) >= 1
     assert "Too many failed log-ins" in response.content.decode()
     assert "_auth_user_id" not in client.session
     # The API shares the counter: the same account is held there too.

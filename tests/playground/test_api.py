@@ -350,7 +350,9 @@ def test_api_save_identical_to_parent_answers_200_with_the_parent(api, owner):
     )
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert body["id"] == v2.pk and body["created"] is False and body["unchanged"] is True
+    assert body["id"] == v2.pk
+    assert body["created"] is False
+    assert body["unchanged"] is True
     assert PromptVersion.objects.filter(prompt=prompt).count() == 2
     assert Label.objects.get(prompt=prompt, name="main").version_id == v2.pk
     # A real change is still a 201 child.
@@ -359,7 +361,8 @@ def test_api_save_identical_to_parent_answers_200_with_the_parent(api, owner):
         {"parent": v2.pk, "content": content(system="changed again")},
         format="json",
     )
-    assert created.status_code == 201 and created.json()["unchanged"] is False
+    assert created.status_code == 201
+    assert created.json()["unchanged"] is False
 
 
 def test_label_move_changes_updated_at_and_logs_the_move(api, owner):
@@ -377,9 +380,11 @@ def test_label_move_changes_updated_at_and_logs_the_move(api, owner):
         {"version": v2.pk, "expected": v1.pk},
         format="json",
     )
-    assert moved.status_code == 200 and moved.json()["version"] == v2.pk
+    assert moved.status_code == 200
+    assert moved.json()["version"] == v2.pk
     after = Label.objects.get(prompt=prompt, name="staging").updated_at
-    assert after > before and moved.json()["updated_at"] != created["updated_at"]
+    assert after > before
+    assert moved.json()["updated_at"] != created["updated_at"]
     assert LabelMove.objects.filter(label__name="staging").count() == 2
 
 
@@ -393,7 +398,8 @@ def test_label_conflict_says_who_moved_it(api, owner):
     )
     assert response.status_code == 409
     detail = response.json()["detail"]
-    assert "points at v2" in detail and "owner moved it at" in detail
+    assert "points at v2" in detail
+    assert "owner moved it at" in detail
     assert Label.objects.get(prompt=prompt, name="main").version_id == v2.pk
 
 
@@ -408,7 +414,8 @@ def test_protect_and_unprotect_owner_only(api, owner):
     url = f"/api/v1/prompts/{prompt.pk}/labels/main/"
     assert editor_api.patch(url, {"protected": True}, format="json").status_code == 403
     response = api.patch(url, {"protected": True}, format="json")
-    assert response.status_code == 200 and response.json()["protected"] is True
+    assert response.status_code == 200
+    assert response.json()["protected"] is True
     assert editor_api.put(url, {"version": v1.pk}, format="json").status_code == 403
     assert api.patch(url, {"protected": "maybe"}, format="json").status_code == 400
     assert (
@@ -434,7 +441,8 @@ def test_prompt_api_search_rename_archive(api, owner):
     titles = [p["title"] for p in api.get("/api/v1/prompts/?q=ALPHA").json()["results"]]
     assert titles == ["Alpha reviewer"]
     response = api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": "Renamed"}, format="json")
-    assert response.status_code == 200 and response.json()["title"] == "Renamed"
+    assert response.status_code == 200
+    assert response.json()["title"] == "Renamed"
     assert (
         api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": ""}, format="json").status_code == 400
     )

@@ -53,12 +53,15 @@ def test_fold_keeps_context_around_changes_and_expands_by_range():
     assert len(shown) == 7  # the change plus 3 lines of context either side
     assert [b.fold for b in blocks] == [True, False, True]
     top, _, bottom = blocks
-    assert (top.start, top.end) == (0, 1997) and bottom.end == len(rows)
-    assert shown[3]["op"] == "change" and shown[3]["new_no"] == 2001
+    assert (top.start, top.end) == (0, 1997)
+    assert bottom.end == len(rows)
+    assert shown[3]["op"] == "change"
+    assert shown[3]["new_no"] == 2001
     # Expanding: the first 20 rows of a fold, the rest still folded; or all of it.
     up = diff_expand(rows, start=top.start, end=top.end, direction="up")
     assert [(b.fold, b.start, b.end) for b in up] == [(False, 0, 20), (True, 20, 1997)]
     down = diff_expand(rows, start=top.start, end=top.end, direction="down")
     assert [(b.fold, b.start, b.end) for b in down] == [(True, 0, 1977), (False, 1977, 1997)]
     everything = diff_expand(rows, start=top.start, end=top.end, direction="all")
-    assert len(everything) == 1 and everything[0].count == 1997
+    assert len(everything) == 1
+    assert everything[0].count == 1997

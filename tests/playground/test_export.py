@@ -450,7 +450,9 @@ def test_nasty_strings_survive_a_python_round_trip(tmp_path):
 
 def test_export_warnings_for_the_echo_provider():
     warnings = export_warnings(content=content(provider="echo", model="echo-1"), api="anthropic")
-    assert len(warnings) == 1 and "'echo-1'" in warnings[0] and "offline" in warnings[0]
+    assert len(warnings) == 1
+    assert "'echo-1'" in warnings[0]
+    assert "offline" in warnings[0]
     assert (
         export_warnings(content=content(model="gpt-4.1-mini", provider="openai"), api="openai")
         == []

@@ -208,18 +208,23 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     url = f"/playground/p/{prompt.pk}/labels/"
     htmx = {"HTTP_HX_REQUEST": "true"}
     made = client.post(url, {"name": "staging", "version": v1.pk, "expected": ""}, **htmx)
-    assert made.status_code == 204 and made["HX-Redirect"].endswith(f"?v={v1.pk}")
+    assert made.status_code == 204
+    assert made["HX-Redirect"].endswith(f"?v={v1.pk}")
     page = client.get(made["HX-Redirect"]).content.decode()
     assert "Created “staging” at v1." in page
     again = client.post(url, {"name": "staging", "version": v2.pk, "expected": ""}, **htmx)
-    assert again.status_code == 409 and "already exists: it points at v1" in again.content.decode()
+    assert again.status_code == 409
+    assert "already exists: it points at v1" in again.content.decode()
     bad = client.post(url, {"name": "no spaces", "version": v1.pk, "expected": ""}, **htmx)
-    assert bad.status_code == 400 and "Label name" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "Label name" in bad.content.decode()
     # The page saw main at v1, but it is at v2: a conflict offering to retry from v2.
     lost = client.post(url, {"name": "main", "version": v1.pk, "expected": v1.pk}, **htmx)
     body = lost.content.decode()
-    assert lost.status_code == 409 and "owner moved it" in body
-    assert f'name="expected" value="{v2.pk}"' in body and "anyway" in body
+    assert lost.status_code == 409
+    assert "owner moved it" in body
+    assert f'name="expected" value="{v2.pk}"' in body
+    assert "anyway" in body
     retried = client.post(url, {"name": "main", "version": v1.pk, "expected": v2.pk}, **htmx)
     assert retried.status_code == 204
     assert Label.objects.get(prompt=prompt, name="main").version_id == v1.pk
@@ -228,7 +233,8 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
         {"version": v1.pk, "protected": "1"},
         **htmx,
     )
-    assert protect.status_code == 204 and Label.objects.get(name="staging").protected
+    assert protect.status_code == 204
+    assert Label.objects.get(name="staging").protected
 
 
 def test_300kb_diff_page_is_small_and_shows_the_edit(client, owner):
@@ -242,14 +248,17 @@ def test_300kb_diff_page_is_small_and_shows_the_edit(client, owner):
     assert response.status_code == 200
     assert len(response.content) < 60_000, len(response.content)
     assert re.search(r"<ins>\s*EDITED\s*</ins>", html), "the edit is on the page, marked"
-    assert "1997 unchanged lines" in html and "Show all 1997" in html
+    assert "1997 unchanged lines" in html
+    assert "Show all 1997" in html
     split = client.get(f"/playground/p/{prompt.pk}/diff/?a={v1.pk}&b={v2.pk}&view=split")
-    assert len(split.content) < 60_000 and "diff-split" in split.content.decode()
+    assert len(split.content) < 60_000
+    assert "diff-split" in split.content.decode()
     # The expand control fetches just that fold.
     rows = client.get(
         f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=system&start=0&end=1997&dir=up"
     )
-    assert rows.status_code == 200 and rows.content.decode().count('class="diff-row') == 20
+    assert rows.status_code == 200
+    assert rows.content.decode().count('class="diff-row') == 20
     assert (
         client.get(
             f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field=system&start=x&end=1"
@@ -269,7 +278,8 @@ def test_prompt_list_search_rename_and_archive(client, owner):
     beta, _ = make_prompt(owner, title="Beta critic")
     client.force_login(owner)
     found = client.get("/playground/?q=alpha").content.decode()
-    assert "Alpha reviewer" in found and "Beta critic" not in found
+    assert "Alpha reviewer" in found
+    assert "Beta critic" not in found
     assert "No prompt has “zzz” in its title" in client.get("/playground/?q=zzz").content.decode()
 
     renamed = client.post(
@@ -284,10 +294,12 @@ def test_prompt_list_search_rename_and_archive(client, owner):
 
     client.post(f"/playground/p/{beta.pk}/update/", {"archived": "1"})
     listing = client.get("/playground/").content.decode()
-    assert f'data-prompt="{beta.pk}"' not in listing and f'data-prompt="{alpha.pk}"' in listing
+    assert f'data-prompt="{beta.pk}"' not in listing
+    assert f'data-prompt="{alpha.pk}"' in listing
     assert "Archived “Beta critic”. It is listed under Archived." in listing
     archived = client.get("/playground/?archived=1").content.decode()
-    assert f'data-prompt="{beta.pk}"' in archived and "Restore Beta critic" in archived
+    assert f'data-prompt="{beta.pk}"' in archived
+    assert "Restore Beta critic" in archived
     # Archived prompts stay reachable by id (links keep working), and come back on restore.
     assert client.get(f"/playground/p/{beta.pk}/").status_code == 200
     client.post(f"/playground/p/{beta.pk}/update/", {"archived": "0"})

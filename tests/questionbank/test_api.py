@@ -97,7 +97,8 @@ def test_batch_simulation_is_deterministic(api):
     assert 0 < simulated["mean_fill"] <= 1
     assert 200 <= simulated["p50_ms"] <= simulated["p99_ms"]
     assert 0 < simulated["utilisation"] <= 1
-    assert simulated["gpus"] == 10 and simulated["requests"] == 5000
+    assert simulated["gpus"] == 10
+    assert simulated["requests"] == 5000
     # Another seed draws other arrivals.
     other = get(api, "llm-inference-api", {**params, "seed": "3"}).json()["simulated"]
     assert other["p99_ms"] != simulated["p99_ms"] or other["mean_fill"] != simulated["mean_fill"]
@@ -210,7 +211,8 @@ def test_estimates_are_rate_limited_per_client(api, client, settings):
     for _ in range(3):
         assert client.get(url, BATCH, HTTP_HX_REQUEST="true").status_code == 200
     page = client.get(url, BATCH, HTTP_HX_REQUEST="true")
-    assert page.status_code == 429 and page["Retry-After"]
+    assert page.status_code == 429
+    assert page["Retry-After"]
     cache.clear()
 
 
