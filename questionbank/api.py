@@ -121,21 +121,24 @@ class EstimateStorageTierSerializer(serializers.Serializer):
     human = serializers.CharField()
 
 
+class EstimateOutputSerializer(serializers.Serializer):
+    """What every estimate answers around its own figures (the view adds these)."""
+
+    question = serializers.CharField()
+    inputs = serializers.DictField(child=serializers.FloatField())
+    notes = serializers.ListField(child=serializers.CharField())
+
+
 class QuestionEstimateApi(APIView):
     """Back-of-envelope estimators (and simulations) for the questions that turn on numbers."""
 
-    class BatchOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class BatchOutputSerializer(EstimateOutputSerializer):
         per_gpu_rps = serializers.FloatField()
         gpus = serializers.IntegerField()
         utilisation = serializers.FloatField()
         simulated = EstimateBatchSimulationSerializer(allow_null=True)
-        notes = serializers.ListField(child=serializers.CharField())
 
-    class CheckpointOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class CheckpointOutputSerializer(EstimateOutputSerializer):
         bandwidth_gb_per_s = serializers.FloatField()
         lower_bound_s = serializers.FloatField()
         naive_s = serializers.FloatField()
@@ -148,11 +151,8 @@ class QuestionEstimateApi(APIView):
         swarm_s = serializers.FloatField()
         simulated = EstimateSwarmSimulationSerializer(allow_null=True)
         simulation_note = serializers.CharField(required=False)
-        notes = serializers.ListField(child=serializers.CharField())
 
-    class StorageOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class StorageOutputSerializer(EstimateOutputSerializer):
         raw_bytes_per_day = serializers.FloatField()
         raw_bytes_per_day_human = serializers.CharField()
         bytes_per_day = serializers.FloatField()
@@ -160,7 +160,6 @@ class QuestionEstimateApi(APIView):
         total_bytes = serializers.FloatField()
         total_bytes_human = serializers.CharField()
         tiers = EstimateStorageTierSerializer(many=True)
-        notes = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(
         summary="Estimate the numbers a question turns on",
