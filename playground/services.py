@@ -33,13 +33,13 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import PromptAccess, version_content
+from .selectors import version_content
 
 logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
 LABEL_NAME = re.compile(rf"^[-a-zA-Z0-9_]{{1,{LABEL_NAME_MAX_CHARS}}}\Z")
-# Seconds between two access-log rows for one grant polling the fetch API.
+# Seconds between two access-log rows for one grant polling the fetch API (throttled logging).
 ACCESS_LOG_FETCH_RESOLUTION = 60
 
 
@@ -450,32 +450,23 @@ def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     return changed
 
 
-def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
-    """Record a grantee's visit; owners' own visits are not logged."""
-    if access.grant is not None:
-        access_log_record(
-            prompt=access.prompt,
-            via=AccessLogEntry.Via.GRANT,
-            user=user,
-            path=path,
-            grant=access.grant,
-        )
+def access_log_grant_use(
+    *, prompt_id: int, grant_id: int | None, user: User, path: str, throttle: bool = False
+) -> None:
+    """Record a grantee's visit or API fetch; owners' own (no grant) are not logged.
 
-
-def access_log_grant_fetch(*, prompt_id: int, grant_id: int, user: User, path: str) -> None:
-    """Record a grantee's API fetch, at most once a minute per grant and surface.
-
-    Applications poll the fetch API on every call; one row per request would turn the hot read
-    path into a write path. The cache only thins the log: access itself was checked already.
+    With `throttle`, at most one row per ACCESS_LOG_FETCH_RESOLUTION seconds per grant and
+    surface: applications poll the fetch API on every call, and one row per request would turn
+    the hot read path into a write path. The cache only thins the log: access was checked already.
     """
-    if cache.add(f"access-log:{grant_id}:{path}", 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
-        AccessLogEntry.objects.create(
-            prompt_id=prompt_id,
-            via=AccessLogEntry.Via.GRANT,
-            grant_id=grant_id,
-            user=user,
-            path=path,
-        )
+    if grant_id is None:
+        return
+    key = f"access-log:{grant_id}:{path}"
+    if throttle and not cache.add(key, 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
+        return
+    AccessLogEntry.objects.create(
+        prompt_id=prompt_id, via=AccessLogEntry.Via.GRANT, grant_id=grant_id, user=user, path=path
+    )
 
 
 def access_log_record(

@@ -220,7 +220,12 @@ def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
     version_id = request.GET.get("v")
     selected = _version_or_404(access.prompt, version_id) if version_id else None
-    access_log_grant_use(access=access, user=request_actor(request), path="page")
+    access_log_grant_use(
+        prompt_id=access.prompt.pk,
+        grant_id=access.grant_id,
+        user=request_actor(request),
+        path="page",
+    )
     return _prompt_page(request, access, selected)
 
 

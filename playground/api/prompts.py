@@ -35,7 +35,6 @@ from ..selectors import (
 )
 from ..services import (
     SaveResult,
-    access_log_grant_fetch,
     access_log_grant_use,
     label_move,
     label_protect_set,
@@ -164,7 +163,12 @@ class PromptDetailApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, prompt_id: int) -> Response:
         access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
-        access_log_grant_use(access=access, user=request_actor(request), path="api")
+        access_log_grant_use(
+            prompt_id=access.prompt.pk,
+            grant_id=access.grant_id,
+            user=request_actor(request),
+            path="api",
+        )
         labels = LabelSerializer(label_list(prompt=access.prompt), many=True).data
         return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
 
@@ -252,13 +256,13 @@ def _conditional_version(request: Request, version: VersionFetch) -> HttpRespons
     a revocation immediate.
     """
     etag = f'"{version.content_hash}"'
-    if version.grant_id is not None:
-        access_log_grant_fetch(
-            prompt_id=version.prompt_id,
-            grant_id=version.grant_id,
-            user=request_actor(request),
-            path="api",
-        )
+    access_log_grant_use(
+        prompt_id=version.prompt_id,
+        grant_id=version.grant_id,
+        user=request_actor(request),
+        path="api",
+        throttle=True,
+    )
     not_modified = get_conditional_response(request, etag=etag)
     response: HttpResponseBase = not_modified or Response(version.as_json())
     response.headers["ETag"] = etag
