@@ -3,6 +3,8 @@ from django.db import models
 
 # The length of django.contrib.auth's `User.username`, for inputs checked before a lookup.
 USERNAME_MAX_CHARS = 150
+# The longest password the log-in API will hash: a bound on the work one request can ask for.
+PASSWORD_MAX_CHARS = 4096
 
 
 class ApiToken(models.Model):

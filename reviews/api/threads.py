@@ -33,6 +33,7 @@ from ..selectors import (
     revision_text,
 )
 from ..services import inbox_mark_read, reply_create, reply_update
+from ..services.inbox import MARK_READ_MAX_IDS
 from ..services.threads import REPLY_MAX_CHARS
 from ..thread_pages import anchor_pairs
 from .fields import choice_field
@@ -318,7 +319,7 @@ class InboxReadApi(APIView):
         ids = serializers.ListField(
             child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
             required=False,
-            max_length=1000,
+            max_length=MARK_READ_MAX_IDS,
         )
 
     class OutputSerializer(serializers.Serializer):
