@@ -4,7 +4,6 @@ JSON errors (accounts/api.py)."""
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -14,13 +13,6 @@ from accounts.services import api_token_create
 from tests.factories import PASSWORD, api_client_for, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _clear_counters():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_token_is_returned_once_and_stored_hashed():

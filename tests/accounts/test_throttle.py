@@ -13,13 +13,6 @@ from tests.factories import PASSWORD, make_user
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _clear_counters():
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def _token(client: APIClient, username: str, password: str, **meta):
     return client.post(
         "/api/v1/auth/token/", {"username": username, "password": password}, format="json", **meta

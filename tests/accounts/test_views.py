@@ -2,7 +2,6 @@
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.test import Client
 
 from accounts.models import ApiToken
@@ -10,13 +9,6 @@ from accounts.services import api_token_create
 from tests.factories import PASSWORD, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _clear_counters():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_signup_logs_in(client):
