@@ -36,6 +36,7 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_STOP_SEQUENCES = 16
 MAX_MESSAGES = 500
 MAX_TOOLS = 128
+MODEL_MAX_CHARS = 200
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -100,13 +101,31 @@ class StoredText:
     sha256: str
 
 
+class StoredMessage(TypedDict):
+    role: str
+    content: str | StoredText
+
+
+class PreparedVersionContent(TypedDict):
+    """A `VersionContent` whose texts may be `StoredText`s (stored before the save)."""
+
+    provider: str
+    model: str
+    system: str | StoredText
+    messages: list[StoredMessage]
+    params: Params
+    tools: list[Tool]
+    response_format: ResponseFormat | None
+    variables: dict[str, str]
+
+
 @dataclass(frozen=True)
 class PreparedContent:
-    """Canonical content whose long texts may be `StoredText`s, with its content hash computed
-    over the texts themselves (so it equals the hash of the same content sent inline). Built
-    only by `playground.uploads.content_prepare`."""
+    """Validated content whose long texts may be `StoredText`s, with its content hash computed
+    over the texts themselves (so it equals the hash of the same content sent inline). Built by
+    `playground.uploads.content_prepare` (and by services from a stored version's row)."""
 
-    canonical: dict[str, Any]
+    canonical: PreparedVersionContent
     digest: str
 
 
@@ -245,8 +264,8 @@ def content_validate(raw: Any, *, text_field: TextCheck = _text) -> VersionConte
     if provider not in PROVIDERS:
         raise _fail("provider", f"must be one of {', '.join(PROVIDERS)}.")
     model = _text(raw.get("model") or DEFAULT_MODELS[provider], "model").strip()
-    if not model or len(model) > 200:
-        raise _fail("model", "must be 1-200 characters.")
+    if not model or len(model) > MODEL_MAX_CHARS:
+        raise _fail("model", f"must be 1-{MODEL_MAX_CHARS} characters.")
     system = text_field(raw.get("system", ""), "system")
     messages_raw = raw.get("messages", [])
     if not isinstance(messages_raw, list):
@@ -279,29 +298,30 @@ def content_validate(raw: Any, *, text_field: TextCheck = _text) -> VersionConte
     }
 
 
-def content_hash(
-    content: VersionContent | dict[str, Any],
-    *,
-    text_pieces: Callable[[str], Iterable[str]] | None = None,
-) -> str:
-    """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8).
+def content_hash(content: VersionContent) -> str:
+    """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8)."""
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
-    A `StoredText` is hashed as the JSON string of its text, streamed piece by piece from
-    `text_pieces(sha)` (JSON escapes character by character, so pieces escape like the whole):
-    the digest is the one the same content sent inline gets.
-    """
+
+def prepared_content_hash(
+    prepared: PreparedVersionContent, *, text_pieces: Callable[[str], Iterable[str]]
+) -> str:
+    """`content_hash` of the same content with every `StoredText` replaced by its text, which
+    is streamed piece by piece from `text_pieces(sha)` and never held whole (JSON escapes
+    character by character, so pieces escape like the whole text)."""
     markers: dict[str, str] = {}
     nonce = uuid.uuid4().hex
 
     def marker(value: Any) -> str:
-        if not isinstance(value, StoredText) or text_pieces is None:
+        if not isinstance(value, StoredText):
             raise TypeError(f"cannot hash {type(value).__name__}")
         key = f"\x00{nonce}:{len(markers)}\x00"
         markers[json.dumps(key)] = value.sha256
         return key
 
     canonical = json.dumps(
-        content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=marker
+        prepared, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=marker
     )
     if not markers:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -311,7 +331,7 @@ def content_hash(
     for match in pattern.finditer(canonical):
         digest.update(canonical[position : match.start()].encode("utf-8"))
         digest.update(b'"')
-        for piece in text_pieces(markers[match.group(0)]) if text_pieces else ():
+        for piece in text_pieces(markers[match.group(0)]):
             digest.update(json.dumps(piece, ensure_ascii=False)[1:-1].encode("utf-8"))
         digest.update(b'"')
         position = match.end()

@@ -16,11 +16,13 @@ from django.utils import timezone
 from accounts.tokens import token_generate, token_hash
 from common.auth import Viewer
 from common.exceptions import Forbidden
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from textstore.services import blob_put
 
 from .content import (
     PreparedContent,
+    PreparedVersionContent,
     StoredText,
     VersionContent,
     content_hash,
@@ -28,6 +30,7 @@ from .content import (
 )
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
+    LABEL_NAME_MAX_CHARS,
     AccessGrant,
     AccessLogEntry,
     Label,
@@ -37,13 +40,12 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import PromptAccess
 
 logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
-LABEL_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,40}\Z")
-# Seconds between two access-log rows for one grant polling the fetch API.
+LABEL_NAME = re.compile(rf"^[-a-zA-Z0-9_]{{1,{LABEL_NAME_MAX_CHARS}}}\Z")
+# Seconds between two access-log rows for one grant polling the fetch API (throttled logging).
 ACCESS_LOG_FETCH_RESOLUTION = 60
 
 
@@ -83,19 +85,19 @@ def _put(text: str | StoredText, base: str | None) -> str:
 
 
 def _store_texts(
-    content: VersionContent | dict[str, Any], parent: PromptVersion | None
+    frozen: VersionContent | PreparedVersionContent, parent: PromptVersion | None
 ) -> dict[str, Any]:
     """Put every text into textstore, as a delta against the parent's same field if any."""
-    system_base, bases = text_bases(parent, len(content["messages"]))
-    system = _put(content["system"], system_base)
+    system_base, bases = text_bases(parent, len(frozen["messages"]))
+    system = _put(frozen["system"], system_base)
     messages = [
         {"role": message["role"], "sha": _put(message["content"], base)}
-        for message, base in zip(content["messages"], bases, strict=True)
+        for message, base in zip(frozen["messages"], bases, strict=True)
     ]
     return {"system_sha": system, "messages": messages}
 
 
-def _canonical(content: Any) -> tuple[VersionContent | dict[str, Any], str]:
+def _canonical(content: Any) -> tuple[VersionContent | PreparedVersionContent, str]:
     """Validated content and its hash: raw JSON is checked here; PreparedContent (texts stored
     by the upload flow before the transaction) was checked by content_prepare."""
     if isinstance(content, PreparedContent):
@@ -109,7 +111,7 @@ def _insert_version(
     prompt: Prompt,
     parent: PromptVersion | None,
     author: User,
-    content: VersionContent | dict[str, Any],
+    frozen: VersionContent | PreparedVersionContent,
     digest: str,
     message: str,
 ) -> tuple[PromptVersion, bool]:
@@ -120,7 +122,7 @@ def _insert_version(
     rejected for a race, however many run at once (DESIGN.md §5). Texts are stored before
     the lock; they are content-addressed, so a concurrent twin shares them.
     """
-    texts = _store_texts(content, parent)
+    texts = _store_texts(frozen, parent)
     Prompt.objects.select_for_update().filter(pk=prompt.pk).values_list("pk", flat=True).get()
     existing = PromptVersion.objects.filter(
         prompt=prompt, parent=parent, content_hash=digest
@@ -135,12 +137,12 @@ def _insert_version(
         author=author,
         message=message,
         content_hash=digest,
-        provider=content["provider"],
-        model=content["model"],
-        params=content["params"],
-        tools=content["tools"],
-        response_format=content["response_format"],
-        variables=content["variables"],
+        provider=frozen["provider"],
+        model=frozen["model"],
+        params=frozen["params"],
+        tools=frozen["tools"],
+        response_format=frozen["response_format"],
+        variables=frozen["variables"],
         **texts,
     )
     return version, True
@@ -172,15 +174,15 @@ def prompt_create(
 ) -> tuple[Prompt, PromptVersion]:
     """A new prompt with its root version and a `main` label pointing at it."""
     title = (title or "").strip()
-    if not title or len(title) > 200:
-        raise ContentInvalid("title: must be 1-200 characters.", field="title")
+    if not title or len(title) > TITLE_MAX_CHARS:
+        raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
     canonical, digest = _canonical(content)
     prompt = Prompt.objects.create(owner=actor, title=title, question=question)
     version, _ = _insert_version(
         prompt=prompt,
         parent=None,
         author=actor,
-        content=canonical,
+        frozen=canonical,
         digest=digest,
         message=message or "First version",
     )
@@ -205,8 +207,8 @@ def prompt_update(
     changes: dict[str, Any] = {}
     if title is not None:
         title = title.strip()
-        if not title or len(title) > 200:
-            raise ContentInvalid("title: must be 1-200 characters.", field="title")
+        if not title or len(title) > TITLE_MAX_CHARS:
+            raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
         changes["title"] = title
     if archived is not None and archived != (prompt.archived_at is not None):
         changes["archived_at"] = timezone.now() if archived else None
@@ -236,8 +238,8 @@ def prompt_version_create(
     """
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
-    if len(message) > 500:
-        raise ContentInvalid("message: at most 500 characters.", field="message")
+    if len(message) > MESSAGE_MAX_CHARS:
+        raise ContentInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
     canonical, digest = _canonical(content)
     main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
     if digest == parent.content_hash:
@@ -252,7 +254,7 @@ def prompt_version_create(
         prompt=prompt,
         parent=parent,
         author=actor,
-        content=canonical,
+        frozen=canonical,
         digest=digest,
         message=message,
     )
@@ -335,7 +337,8 @@ def label_move(
     """
     if not isinstance(name, str) or not LABEL_NAME.match(name):
         raise ContentInvalid(
-            "name: Label name must be 1-40 letters, digits, '-' or '_'.", field="name"
+            f"name: Label name must be 1-{LABEL_NAME_MAX_CHARS} letters, digits, '-' or '_'.",
+            field="name",
         )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
@@ -503,32 +506,23 @@ def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     return changed
 
 
-def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
-    """Record a grantee's visit; owners' own visits are not logged."""
-    if access.grant is not None:
-        access_log_record(
-            prompt=access.prompt,
-            via=AccessLogEntry.Via.GRANT,
-            user=user,
-            path=path,
-            grant=access.grant,
-        )
+def access_log_grant_use(
+    *, prompt_id: int, grant_id: int | None, user: User, path: str, throttle: bool = False
+) -> None:
+    """Record a grantee's visit or API fetch; owners' own (no grant) are not logged.
 
-
-def access_log_grant_fetch(*, prompt_id: int, grant_id: int, user: User, path: str) -> None:
-    """Record a grantee's API fetch, at most once a minute per grant and surface.
-
-    Applications poll the fetch API on every call; one row per request would turn the hot read
-    path into a write path. The cache only thins the log: access itself was checked already.
+    With `throttle`, at most one row per ACCESS_LOG_FETCH_RESOLUTION seconds per grant and
+    surface: applications poll the fetch API on every call, and one row per request would turn
+    the hot read path into a write path. The cache only thins the log: access was checked already.
     """
-    if cache.add(f"access-log:{grant_id}:{path}", 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
-        AccessLogEntry.objects.create(
-            prompt_id=prompt_id,
-            via=AccessLogEntry.Via.GRANT,
-            grant_id=grant_id,
-            user=user,
-            path=path,
-        )
+    if grant_id is None:
+        return
+    key = f"access-log:{grant_id}:{path}"
+    if throttle and not cache.add(key, 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
+        return
+    AccessLogEntry.objects.create(
+        prompt_id=prompt_id, via=AccessLogEntry.Via.GRANT, grant_id=grant_id, user=user, path=path
+    )
 
 
 def access_log_record(
@@ -556,7 +550,7 @@ def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersio
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,
-        title=f"Copy of {link.prompt.title}"[:200],
+        title=f"Copy of {link.prompt.title}"[:TITLE_MAX_CHARS],
         content=_stored_content(version),
         message=f"Copied from a shared link (v{version.number})",
     )

@@ -37,10 +37,11 @@ from textstore.selectors import blob_read_range, blob_stat
 
 from .content import (
     PreparedContent,
+    PreparedVersionContent,
     StoredText,
-    content_hash,
     content_text_check,
     content_validate,
+    prepared_content_hash,
 )
 from .exceptions import ContentInvalid, NotFound
 from .models import PromptVersion, Upload
@@ -339,8 +340,9 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) 
             _set_text(canonical, field, _ingest(upload, field, base_of[field]))
     finally:
         _discard(list(uploads.values()))
-    digest = content_hash(canonical, text_pieces=text_pieces)
-    return PreparedContent(canonical=canonical, digest=digest)
+    prepared = cast(PreparedVersionContent, canonical)  # every reference is a StoredText now
+    digest = prepared_content_hash(prepared, text_pieces=text_pieces)
+    return PreparedContent(canonical=prepared, digest=digest)
 
 
 def uploads_expire() -> int:

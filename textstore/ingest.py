@@ -41,7 +41,7 @@ from django.conf import settings
 from common.exceptions import DomainError
 
 from . import objects
-from .chunks import CHUNK_LEVEL, DEFAULT_CHUNK_CHARS, ENTRY
+from .chunks import CHUNK_LEVEL, ENTRY
 from .compression import CODEC_ZLIB, FAST_CODECS, deflate, payload_compress
 from .exceptions import BlobNotFound, TextstoreIntegrityError
 from .models import Blob
@@ -199,7 +199,7 @@ def _common_suffix(a: str, b: str) -> int:
 
 
 def _base_step(base: Blob) -> int:
-    return int(base.chunk_chars or settings.TEXTSTORE_CHUNK_CHARS or DEFAULT_CHUNK_CHARS)
+    return int(base.chunk_chars or settings.TEXTSTORE_CHUNK_CHARS)
 
 
 def _base_forward(base: Blob, start: int, end: int) -> Iterator[str]:
@@ -331,7 +331,7 @@ def _rebuilds(*, base: Blob, head: int, inserted: str, tail: int, scan: _Scan) -
 
 def _full_row(*, key: str, scan: _Scan, forbid_nul: bool) -> Blob:
     """Encode the upload as a chunked snapshot under blobs/<sha>, one chunk at a time."""
-    chunk_chars = int(getattr(settings, "TEXTSTORE_CHUNK_CHARS", DEFAULT_CHUNK_CHARS))
+    chunk_chars = int(settings.TEXTSTORE_CHUNK_CHARS)
     fd, tmp = tempfile.mkstemp(prefix="redline-ingest-")
     try:
         with os.fdopen(fd, "wb") as handle:
