@@ -185,7 +185,8 @@
       if (error instanceof Cancelled) {
         say("Upload cancelled. Nothing was saved; your edits are still here.", "error");
       } else {
-        say("Upload failed: " + error.message + ". Nothing was saved; your edits are still here.", "error");
+        const reason = String(error.message || "unknown error").replace(/\.+$/, "");
+        say("Upload failed: " + reason + ". Nothing was saved; your edits are still here.", "error");
       }
       const submit = form.querySelector("button[type=submit]");
       if (submit) submit.focus();

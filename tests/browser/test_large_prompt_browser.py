@@ -181,3 +181,20 @@ def test_text_over_the_threshold_typed_in_place_is_uploaded(editor, settings):
     version = PromptVersion.objects.get(prompt=prompt, number=2)
     assert version.system_sha == hashlib.sha256(text.encode()).hexdigest()
     assert Upload.objects.get().used_at is not None
+
+
+def test_a_refused_upload_says_why_and_saves_nothing(editor, tmp_path, settings):
+    page, prompt, _ = editor
+    settings.UPLOAD_MAX_BYTES = 1 * MB
+    big_file(tmp_path / "too-big.txt", 2 * MB)
+    page.get_by_label("Replace with file").first.set_input_files(tmp_path / "too-big.txt")
+    page.get_by_role("button", name="Save version").click()
+    page.wait_for_function(
+        "() => document.getElementById('upload-message').textContent.includes('Upload failed')"
+    )
+    message = page.locator("#upload-message").inner_text()
+    assert f"at most {MB} bytes" in message
+    assert "Nothing was saved" in message
+    assert PromptVersion.objects.filter(prompt=prompt).count() == 1
+    assert Upload.objects.count() == 0
+    page.screenshot(path=SHOTS / "upload-refused.png")
