@@ -13,8 +13,11 @@
    result, a `PreparedContent`, goes to `prompt_create` / `prompt_version_create` unchanged,
    so their locking and numbering stay as they are.
 
-Any failure is a `ContentInvalid` naming the field; no version is created and every upload the
-request named is consumed (an upload is good for one save attempt).
+Any failure is a `ContentInvalid` naming the field, and no version is created. An upload is
+good for one save attempt: the uploads a save names are claimed together once each was found
+usable (all or none), and a claimed upload's object is deleted whatever the outcome. A refused
+reference before that point (someone else's id, an unknown one) consumes nothing; an expired
+upload's object is deleted when it is named.
 """
 
 import logging
