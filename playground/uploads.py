@@ -320,7 +320,7 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) 
     checked and stored in textstore (as a delta against the text the save would use as its
     base), its object deleted, and a `PreparedContent` returned whose hash equals that of the
     same content sent inline. Raises ContentInvalid naming the field; then no version exists
-    and the named uploads are consumed.
+    (and claimed uploads are consumed, see the module docstring).
     """
     if not content_has_refs(content):
         return content
