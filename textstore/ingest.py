@@ -390,11 +390,8 @@ def blob_put_object(
     base_blob = base_row(base) if base is not None else None
     small_base = base_blob is None or base_blob.byte_length <= IN_MEMORY_MAX_BYTES
     if size <= IN_MEMORY_MAX_BYTES and small_base:
-        scan = _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
-        text = objects.object_get(key=key).decode("utf-8")
-        if hashlib.sha256(text.encode("utf-8")).hexdigest() != sha256:
-            raise IngestRejected("sha256", "the upload changed while it was read")
-        return blob_put(text=text, base=base_blob)
+        _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
+        return blob_put(text=_small_text(key, sha256), base=base_blob)
     scan = _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
     existing = Blob.objects.defer("payload", "chunk_index").filter(pk=scan.sha256).first()
     if existing is not None:
@@ -408,6 +405,17 @@ def blob_put_object(
             base=base_blob,
             delta_for=lambda source: _stream_delta(key=key, scan=scan, base=source),
         )
+    if row is None and size <= IN_MEMORY_MAX_BYTES:
+        # A small text after a large base: stored whole, as blob_put stores small texts.
+        return blob_put(text=_small_text(key, sha256))
     if row is None:
         row = _full_row(key=key, scan=scan, forbid_nul=forbid_nul)
     return blob_insert(row)
+
+
+def _small_text(key: str, sha256: str) -> str:
+    """The checked object's text, read whole (only for texts up to IN_MEMORY_MAX_BYTES)."""
+    text = objects.object_get(key=key).decode("utf-8")
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != sha256:
+        raise IngestRejected("sha256", "the upload changed while it was read")
+    return text

@@ -236,3 +236,11 @@ def test_memory_stays_bounded_whatever_the_text_size(local_storage, settings, mo
     assert child.stored_size < 100
     assert first_peak < nbytes / 4, first_peak
     assert edit_peak < nbytes / 4, edit_peak
+
+
+def test_a_small_text_after_a_large_base_is_stored_like_blob_put_would(store):
+    parent = put(text_of(40_000, seed=4))
+    small = "a short replacement for a long text\n" * 10
+    child = put(small, base=parent)
+    assert child.object_key == "" and child.payload is not None
+    assert blob_read(sha=child.sha256) == small
