@@ -18,7 +18,6 @@ from tests.playground.factories import make_prompt
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SHOTS = Path("/tmp/shots-h14w")  # noqa: S108 (screenshots for a person to look at)
 MB = 1024 * 1024
 
 
@@ -83,7 +82,6 @@ def editor(page, tmp_path):
 
 def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts_dir, axe_source):  # noqa: F811
     page, prompt, root = editor
-    SHOTS.mkdir(exist_ok=True)
     data = big_file(tmp_path / "context.txt", 20 * MB)
     throttle(page, 6 * MB)
     seen = record_progress(page)
@@ -92,7 +90,7 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     page.get_by_label("Commit message").fill("20 MB context")
     page.get_by_role("button", name="Save version").click()
     page.wait_for_function("() => window.__progress && window.__progress.length >= 3")
-    page.screenshot(path=SHOTS / "upload-progress.png", full_page=True)
+    page.screenshot(path=artifacts_dir / "upload-progress.png", full_page=True)
     assert page.get_by_label("Uploading the system prompt").is_visible()
     assert page.locator("#upload-percent").inner_text().endswith("%")
     page.wait_for_selector(".tree-row-selected[data-number='2']", timeout=120_000)
@@ -111,8 +109,7 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     html = page.content()
     assert len(html) < 1 * MB
     assert "Long text: " in page.locator("[data-text-field='system']").inner_text()
-    page.screenshot(path=SHOTS / "saved-large.png", full_page=True)
-    page.screenshot(path=artifacts_dir / "large-prompt-saved.png", full_page=True)
+    page.screenshot(path=artifacts_dir / "saved-large.png", full_page=True)
     assert axe_violations(page, axe_source) == []
 
     # The lazy view shows the first screenful; scrolling loads later text, range by range.
@@ -133,7 +130,7 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     assert int(box.get_attribute("data-loaded")) > head + 100_000
     assert later in box.locator("pre").inner_text()
     box.locator(".lazy-text-bar").scroll_into_view_if_needed()
-    page.screenshot(path=SHOTS / "lazy-view-scrolled.png")
+    page.screenshot(path=artifacts_dir / "lazy-view-scrolled.png")
 
     # Saving again with the long text untouched keeps it (by its sha), without uploading.
     page.get_by_label("Model").fill("claude-haiku-4-5")
@@ -143,9 +140,8 @@ def test_upload_a_20_mb_file_with_progress_then_save(editor, tmp_path, artifacts
     assert Upload.objects.count() == 1
 
 
-def test_cancel_an_upload_saves_nothing(editor, tmp_path, axe_source):  # noqa: F811
+def test_cancel_an_upload_saves_nothing(editor, tmp_path, artifacts_dir, axe_source):  # noqa: F811
     page, prompt, _ = editor
-    SHOTS.mkdir(exist_ok=True)
     big_file(tmp_path / "slow.txt", 8 * MB)
     throttle(page, 1 * MB)
     page.evaluate(RECORD_PROGRESS)
@@ -153,7 +149,7 @@ def test_cancel_an_upload_saves_nothing(editor, tmp_path, axe_source):  # noqa: 
     page.get_by_role("button", name="Save version").click()
     page.wait_for_function("() => window.__progress.some(v => v > 0)")
     assert axe_violations(page, axe_source) == []
-    page.screenshot(path=SHOTS / "upload-in-flight.png", full_page=True)
+    page.screenshot(path=artifacts_dir / "upload-in-flight.png", full_page=True)
     # Keyboard: the Cancel button has the focus while the upload runs.
     assert page.evaluate("() => document.activeElement.id") == "upload-cancel"
     page.keyboard.press("Enter")
@@ -163,7 +159,7 @@ def test_cancel_an_upload_saves_nothing(editor, tmp_path, axe_source):  # noqa: 
     message = page.locator("#upload-message").inner_text()
     assert "Nothing was saved" in message
     assert page.locator("#upload-status").is_hidden()
-    page.screenshot(path=SHOTS / "upload-cancelled.png", full_page=True)
+    page.screenshot(path=artifacts_dir / "upload-cancelled.png", full_page=True)
     assert PromptVersion.objects.filter(prompt=prompt).count() == 1
     # The form is as it was: the system prompt is still posted from its textarea.
     assert page.locator("textarea#system").get_attribute("name") == "system"
@@ -183,7 +179,7 @@ def test_text_over_the_threshold_typed_in_place_is_uploaded(editor, settings):
     assert Upload.objects.get().used_at is not None
 
 
-def test_a_refused_upload_says_why_and_saves_nothing(editor, tmp_path, settings):
+def test_a_refused_upload_says_why_and_saves_nothing(editor, tmp_path, artifacts_dir, settings):
     page, prompt, _ = editor
     settings.UPLOAD_MAX_BYTES = 1 * MB
     big_file(tmp_path / "too-big.txt", 2 * MB)
@@ -197,4 +193,4 @@ def test_a_refused_upload_says_why_and_saves_nothing(editor, tmp_path, settings)
     assert "Nothing was saved" in message
     assert PromptVersion.objects.filter(prompt=prompt).count() == 1
     assert Upload.objects.count() == 0
-    page.screenshot(path=SHOTS / "upload-refused.png")
+    page.screenshot(path=artifacts_dir / "upload-refused.png")
