@@ -7,6 +7,7 @@ DATABASE_URL, CELERY_BROKER_URL, S3_* and SECRET_KEY (see README).
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -383,6 +384,26 @@ SECURE_PROXY_SSL_HEADER = (
 )
 SECURE_REFERRER_POLICY = "same-origin"
 
+
+def upload_connect_origins(*, bucket: str, endpoint: str, explicit: str) -> list[str]:
+    """Origins the editor's script may PUT uploads to besides our own: the S3 endpoint's (the
+    presigned URLs point there), `UPLOAD_CONNECT_ORIGINS` (space-separated) if given."""
+    if explicit.strip():
+        return explicit.split()
+    if not bucket:
+        return []
+    if endpoint:
+        parts = urlsplit(endpoint)
+        return [f"{parts.scheme}://{parts.netloc}"]
+    return ["https://*.amazonaws.com"]
+
+
+UPLOAD_CONNECT_ORIGINS = upload_connect_origins(
+    bucket=S3_BUCKET,
+    endpoint=S3_ENDPOINT_URL,
+    explicit=os.environ.get("UPLOAD_CONNECT_ORIGINS", ""),
+)
+
 # Content-Security-Policy (django-csp): only our own scripts, styles and images. No inline
 # script anywhere; `img-src` allows data: but no remote host, so a design document cannot make
 # a reviewer's browser fetch a tracking pixel. Style attributes stay allowed for the few
@@ -394,7 +415,7 @@ CONTENT_SECURITY_POLICY = {
         "style-src": ["'self'"],
         "style-src-attr": ["'unsafe-inline'"],
         "img-src": ["'self'", "data:"],
-        "connect-src": ["'self'"],
+        "connect-src": ["'self'", *UPLOAD_CONNECT_ORIGINS],
         "font-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],

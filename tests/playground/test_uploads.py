@@ -17,6 +17,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from config.settings import upload_connect_origins
 from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
 from playground.tasks import uploads_expire
@@ -524,3 +525,20 @@ def test_receive_cuts_off_a_stream_that_runs_past_the_declared_size(local_ticket
     with pytest.raises(ContentInvalid, match="shorter than the declared size"):
         upload_receive(token=token, stream=io.BytesIO(GOOD[:-1]), content_length=str(len(GOOD)))
     assert upload_objects() == []
+
+
+@pytest.mark.parametrize(
+    ("bucket", "endpoint", "explicit", "origins"),
+    [
+        ("", "", "", []),
+        ("b", "http://127.0.0.1:9000/", "", ["http://127.0.0.1:9000"]),
+        ("b", "", "", ["https://*.amazonaws.com"]),
+        ("b", "http://minio:9000", "https://cdn.example https://s3.example", None),
+    ],
+    ids=["local", "custom-endpoint", "aws", "explicit"],
+)
+def test_the_csp_lets_the_editor_put_to_s3_only(bucket, endpoint, explicit, origins):
+    """Presigned URLs point at the S3 endpoint: connect-src must allow it (and nothing when
+    uploads go to Redline itself)."""
+    expected = explicit.split() if origins is None else origins
+    assert upload_connect_origins(bucket=bucket, endpoint=endpoint, explicit=explicit) == expected
