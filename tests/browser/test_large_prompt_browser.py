@@ -194,3 +194,16 @@ def test_a_refused_upload_says_why_and_saves_nothing(editor, tmp_path, artifacts
     assert PromptVersion.objects.filter(prompt=prompt).count() == 1
     assert Upload.objects.count() == 0
     page.screenshot(path=artifacts_dir / "upload-refused.png")
+
+
+def test_new_prompt_from_a_file(page, tmp_path):
+    make_user("bo")
+    login(page, "bo")
+    data = big_file(tmp_path / "brief.txt", 2 * MB)
+    page.goto("/playground/new/")
+    page.get_by_label("Title").fill("From a file")
+    page.get_by_label("Replace with file").first.set_input_files(tmp_path / "brief.txt")
+    page.get_by_role("button", name="Create prompt").click()
+    page.wait_for_selector(".tree-row-selected[data-number='1']")
+    version = PromptVersion.objects.get(prompt__title="From a file")
+    assert version.system_sha == hashlib.sha256(data).hexdigest()
