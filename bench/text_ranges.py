@@ -49,8 +49,8 @@ def _text(chars: int, seed: int) -> str:
 def create(workdir: Path, megabytes: int) -> None:
     setup_django(workdir)
     from accounts.services import user_create
-    from playground.services import prompt_create, prompt_version_create, share_link_create
     from playground.selectors import version_content
+    from playground.services import prompt_create, prompt_version_create, share_link_create
 
     owner = user_create(username="bench", password="bench-password-123")  # noqa: S106
     big = _text(megabytes * 1_000_000, 1)
@@ -86,9 +86,9 @@ def _peak_mb() -> float:
 
 def measure(workdir: Path, requests: int) -> None:
     setup_django(workdir)
+    from django.contrib.auth.models import User
     from django.test import Client
 
-    from django.contrib.auth.models import User
     from playground.models import PromptVersion
     from textstore.cache import caches_clear
     from textstore.selectors import blob_read
