@@ -367,7 +367,7 @@ def test_versions_are_untouched_by_reads(world):
     _ = content()
 
 
-def _page_sizes(owner, viewer_client, text: str) -> dict[str, bytes]:
+def _page_sizes(owner, viewer_client, text: str, queries: dict) -> dict[str, bytes]:
     from django.test import Client
 
     prompt, root = make_prompt(owner, title="Long", system=text)
@@ -377,10 +377,18 @@ def _page_sizes(owner, viewer_client, text: str) -> dict[str, bytes]:
     for name, user in (("owner", owner), ("viewer", viewer_client)):
         client = Client()
         client.force_login(user)
-        response = client.get(f"/playground/p/{prompt.pk}/")
+        client.get("/playground/")
+        caches_clear()
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/playground/p/{prompt.pk}/")
         assert response.status_code == 200
         pages[name] = response.content
-    pages["shared"] = Client().get(f"/s/{token}").content
+        queries.setdefault(name, []).append(len(captured))
+    caches_clear()
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        pages["shared"] = Client().get(f"/s/{token}").content
+    queries.setdefault("shared", []).append(len(captured))
     return pages
 
 
@@ -388,8 +396,12 @@ def test_page_html_does_not_grow_with_the_text(settings, local_storage):
     """The version page and the shared page of a 50 KB and a 5 MB text are about the same size:
     each holds the first PLAYGROUND_TEXT_HEAD_CHARS characters, never the rest."""
     owner, viewer = make_user("owner"), make_user("viewer")
-    small = _page_sizes(owner, viewer, long_text(11, 50_000, marker="SMALL-END"))
-    big = _page_sizes(owner, viewer, long_text(12, 5_000_000, marker="BIG-END"))
+    queries: dict[str, list[int]] = {}
+    small = _page_sizes(owner, viewer, long_text(11, 50_000, marker="SMALL-END"), queries)
+    big = _page_sizes(owner, viewer, long_text(12, 5_000_000, marker="BIG-END"), queries)
+    # The same queries for a 50 KB and a 5 MB text.
+    for name in ("owner", "viewer", "shared"):
+        assert queries[name][0] == queries[name][1], (name, queries)
     head = settings.PLAYGROUND_TEXT_HEAD_CHARS
     for name in ("viewer", "shared"):
         assert abs(len(big[name]) - len(small[name])) < 2_000, name
