@@ -9,6 +9,7 @@ flush everything else.
 import sys
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from django.conf import settings
 
@@ -70,14 +71,46 @@ class TextCache:
             self._nbytes -= self._cost(old)
 
 
+class EntryCache:
+    """Process-local, thread-safe LRU bounded by its number of entries (small values)."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._entries:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
 # Texts that were read (the result of blob_read).
 text_cache = TextCache()
 # Texts that reads start from: decoded snapshots and every few plain deltas of a run, so a
 # read applies a handful of deltas instead of decoding a snapshot (selectors.blob_read).
 base_cache = TextCache("TEXTSTORE_BASE_CACHE_BYTES")
+# Parsed deltas (their operations in code points) by blob, for range reads (selectors): a reader
+# scrolling a long text asks for many ranges of it, and mapping a delta over a base with astral
+# characters means scanning the base once.
+delta_ops_cache = EntryCache(256)
 
 
 def caches_clear() -> None:
     """Forget every cached text (both caches), so the next read goes to storage."""
     text_cache.clear()
     base_cache.clear()
+    delta_ops_cache.clear()

@@ -10,8 +10,6 @@ returns wrong text.
 import bisect
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +18,7 @@ from urllib.parse import unquote
 from django.db import connection
 
 from . import objects
-from .cache import base_cache, text_cache
+from .cache import base_cache, delta_ops_cache, text_cache
 from .chunks import chunk_index_parse, chunks_decode
 from .compression import payload_decompress
 from .delta import delta_apply
@@ -318,11 +316,6 @@ class _Op:
     text: str
 
 
-# Parsed deltas by blob: a reader scrolling a long text asks for many ranges of it, and mapping
-# the operations of a delta over a base with astral characters means scanning the base once.
-_OPS_CACHE_ENTRIES = 256
-_ops_cache: OrderedDict[str, list["_Op"]] = OrderedDict()
-_ops_lock = threading.Lock()
 # Characters scanned at a time when translating UTF-16 offsets in a base with astral characters.
 _SCAN_CHARS = 1 << 20
 
@@ -336,11 +329,9 @@ def _delta_ops(rows: list[ChainRow], level: int) -> list[_Op]:
     process per delta: the result is cached). Raises _Unmappable if the delta does not fit.
     """
     row = rows[level]
-    with _ops_lock:
-        cached = _ops_cache.get(row.sha256)
-        if cached is not None:
-            _ops_cache.move_to_end(row.sha256)
-            return cached
+    cached: list[_Op] | None = delta_ops_cache.get(row.sha256)
+    if cached is not None:
+        return cached
     tokens: list[tuple[str, int, str]] = []
     pointer = 0
     for token in _delta_text(row).split("\t"):
@@ -377,10 +368,7 @@ def _delta_ops(rows: list[ChainRow], level: int) -> list[_Op]:
             target += stop - start
     if target != row.char_length:
         raise _Unmappable
-    with _ops_lock:
-        _ops_cache[row.sha256] = ops
-        while len(_ops_cache) > _OPS_CACHE_ENTRIES:
-            _ops_cache.popitem(last=False)
+    delta_ops_cache.put(row.sha256, ops)
     return ops
 
 
