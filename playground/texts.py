@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
+from textstore.exceptions import BlobNotFound
 from textstore.selectors import (
     blob_common_ends,
     blob_count,
@@ -152,7 +153,9 @@ def version_preview(*, version: PromptVersion) -> ContentPreview:
     lengths = blob_lengths(shas=[f.sha for f in fields])
     texts = []
     for f in fields:
-        total = lengths.get(f.sha, 0)
+        if f.sha not in lengths:
+            raise BlobNotFound(f.sha)  # a version never points at a missing text
+        total = lengths[f.sha]
         text = blob_range(sha=f.sha, offset=0, length=head).text if total else ""
         texts.append(TextPreview(field=f.name, label=f.label, head=text, total=total))
     return ContentPreview(texts=texts, longest=max(lengths.values(), default=0))
