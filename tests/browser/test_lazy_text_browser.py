@@ -86,6 +86,12 @@ def test_version_page_loads_a_long_text_as_the_reader_scrolls(
     download = page.get_by_role("link", name="Download full text")
     assert download.get_attribute("href").endswith("/text/download/?field=system")
     _check_lazy_view(page, artifacts_dir, "version-page", axe_source)
+    with page.expect_download() as started:
+        download.click()
+    saved = started.value
+    assert saved.suggested_filename == f"prompt-{prompt.pk}-v1-system.txt"
+    body = saved.path().read_text(encoding="utf-8")
+    assert len(body) == CHARS and MARKER in body[-200:]
 
 
 def test_shared_page_loads_ranges_and_stops_when_the_link_is_revoked(
