@@ -86,11 +86,10 @@ class TextPreview:
 
 @dataclass(frozen=True)
 class ContentPreview:
-    """Every text of a version as a page first shows it, and whether any is too long to be
-    rendered (or edited) whole."""
+    """Every text of a version as a page first shows it, and how long they are together."""
 
     texts: list[TextPreview]
-    longest: int
+    total: int  # characters in all the texts together
 
     @property
     def lazy(self) -> bool:
@@ -158,7 +157,7 @@ def version_preview(*, version: PromptVersion) -> ContentPreview:
         total = lengths[f.sha]
         text = blob_range(sha=f.sha, offset=0, length=head).text if total else ""
         texts.append(TextPreview(field=f.name, label=f.label, head=text, total=total))
-    return ContentPreview(texts=texts, longest=max(lengths.values(), default=0))
+    return ContentPreview(texts=texts, total=sum(text.total for text in texts))
 
 
 @dataclass(frozen=True)
