@@ -618,3 +618,19 @@ def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_stora
         body = fetched.read()
     assert len(body) == len(text.encode("utf-8")) and body.endswith(text[-40:].encode())
     assert objects.object_size(key=f"texts/{root.system_sha}") == len(body)
+
+
+def test_many_texts_count_together_for_the_page_limit(local_storage, settings):
+    from django.test import Client
+
+    settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = 10_000
+    owner = make_user("owner")
+    messages = [{"role": "user", "content": long_text(70 + n, 4_000)} for n in range(3)]
+    prompt, _ = make_prompt(owner, system="short", messages=messages)
+    client = Client()
+    client.force_login(owner)
+    html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    assert "too long to edit in place" in html and 'id="editor-form"' not in html
+    settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = 20_000
+    html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    assert 'id="editor-form"' in html
