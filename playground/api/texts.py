@@ -24,7 +24,7 @@ from common.auth import request_actor
 from ..exceptions import ContentInvalid, NotFound
 from ..models import PromptVersion
 from ..selectors import version_access_get_for_user
-from ..services import access_log_grant_fetch
+from ..services import access_log_grant_use
 from ..shared import LoginRequired, shared_open
 from ..texts import TextRange, version_text_download, version_text_field, version_text_range
 
@@ -133,13 +133,13 @@ class VersionTextApi(APIView):
         field, offset, length = _range_query(request)
         version = access.version
         sha = version_text_field(version=version, field=field).sha
-        if access.access.grant is not None:
-            access_log_grant_fetch(
-                prompt_id=version.prompt_id,
-                grant_id=access.access.grant.pk,
-                user=request_actor(request),
-                path="text",
-            )
+        access_log_grant_use(
+            prompt_id=version.prompt_id,
+            grant_id=access.access.grant_id,
+            user=request_actor(request),
+            path="text",
+            throttle=True,
+        )
         # Checked only after access: a revoked reader gets 404, never 304.
         etag = f'"{sha}-{offset}-{length}"'
         response = get_conditional_response(request, etag=etag) or Response(
