@@ -207,7 +207,7 @@ def _line_start(sha: str, offset: int) -> int:
     for _ in range(_DIFF_CONTEXT_LINES + 1):
         cut = before.rfind("\n", 0, cut)
         if cut < 0:
-            return start if start else 0
+            return start
     return start + cut + 1
 
 
