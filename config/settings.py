@@ -267,8 +267,8 @@ PLAYGROUND_TEXT_STREAM_CHARS = env_int("PLAYGROUND_TEXT_STREAM_CHARS", 256 * 102
 PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = env_int(
     "PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS", 1024 * 1024
 )
-# A version whose longest text exceeds this is not loaded whole into its page (no in-place
-# editor, no inline exports); its texts are shown lazily and downloaded instead.
+# A version whose texts total more characters than this is not loaded whole into its page (no
+# in-place editor, no inline exports); its texts are shown lazily and downloaded instead.
 PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = env_int("PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS", 256 * 1024)
 # Diffs of texts longer than this are built from the changed region only (playground.diffing).
 PLAYGROUND_DIFF_LARGE_CHARS = env_int("PLAYGROUND_DIFF_LARGE_CHARS", 1024 * 1024)

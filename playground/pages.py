@@ -30,10 +30,10 @@ class PromptPage:
 
 def version_page_content(*, version: PromptVersion) -> tuple[VersionContent | None, ContentPreview]:
     """What a page shows of a version: the first screenful of each text, and the whole content
-    only if every text is at most PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS long, so a page's size
-    and its worker's memory do not grow with a long text."""
+    only if its texts total at most PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS characters, so a
+    page's size and its worker's memory do not grow with long texts."""
     preview = version_preview(version=version)
-    if preview.longest > int(settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS):
+    if preview.total > int(settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS):
         return None, preview
     return version_content(version=version), preview
 

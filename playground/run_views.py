@@ -31,7 +31,7 @@ from .runs.selectors import (
     run_timings,
 )
 from .runs.services import run_cancel, run_continue, run_create
-from .selectors import prompt_get_for_user, version_content, version_get_for_user, version_tree
+from .selectors import prompt_get_for_user, version_get_for_user, version_tree
 
 HISTORY_LIMIT = 20
 
@@ -229,7 +229,8 @@ def compare_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
         return _compare_start(request, prompt, a, b)
     variables: dict[str, str] = {}
     for side in (b, a):  # a's defaults win where both declare a name
-        variables.update(version_content(version=side.version)["variables"])
+        # From the row: the texts (maybe megabytes) are not needed for the variables.
+        variables.update(side.version.variables)
     if a.card and b.card:
         variables.update({**b.card.run.variables, **a.card.run.variables})
     diff = None

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
+from textstore.exceptions import BlobNotFound
 from textstore.selectors import (
     blob_common_ends,
     blob_count,
@@ -85,11 +86,10 @@ class TextPreview:
 
 @dataclass(frozen=True)
 class ContentPreview:
-    """Every text of a version as a page first shows it, and whether any is too long to be
-    rendered (or edited) whole."""
+    """Every text of a version as a page first shows it, and how long they are together."""
 
     texts: list[TextPreview]
-    longest: int
+    total: int  # characters in all the texts together
 
     @property
     def lazy(self) -> bool:
@@ -152,10 +152,12 @@ def version_preview(*, version: PromptVersion) -> ContentPreview:
     lengths = blob_lengths(shas=[f.sha for f in fields])
     texts = []
     for f in fields:
-        total = lengths.get(f.sha, 0)
+        if f.sha not in lengths:
+            raise BlobNotFound(f.sha)  # a version never points at a missing text
+        total = lengths[f.sha]
         text = blob_range(sha=f.sha, offset=0, length=head).text if total else ""
         texts.append(TextPreview(field=f.name, label=f.label, head=text, total=total))
-    return ContentPreview(texts=texts, longest=max(lengths.values(), default=0))
+    return ContentPreview(texts=texts, total=sum(text.total for text in texts))
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def _line_start(sha: str, offset: int) -> int:
     for _ in range(_DIFF_CONTEXT_LINES + 1):
         cut = before.rfind("\n", 0, cut)
         if cut < 0:
-            return start if start else 0
+            return start
     return start + cut + 1
 
 

@@ -7,6 +7,7 @@ flush everything else.
 """
 
 import sys
+from typing import Any
 
 from django.conf import settings
 
@@ -32,9 +33,15 @@ text_cache = TextCache()
 # Texts that reads start from: decoded snapshots and every few plain deltas of a run, so a
 # read applies a handful of deltas instead of decoding a snapshot (selectors.blob_read).
 base_cache = TextCache("TEXTSTORE_BASE_CACHE_BYTES")
+# Parsed deltas (their operations in code points) by blob, for range reads (selectors): a reader
+# scrolling a long text asks for many ranges of it, and mapping a delta over a base with astral
+# characters means scanning the base once. Bounded by entry count.
+DELTA_OPS_ENTRIES = 256
+delta_ops_cache: LruCache[list[Any]] = LruCache(bound=lambda: DELTA_OPS_ENTRIES)
 
 
 def caches_clear() -> None:
-    """Forget every cached text (both caches), so the next read goes to storage."""
+    """Forget every cached text and parsed delta, so the next read goes to storage."""
     text_cache.clear()
     base_cache.clear()
+    delta_ops_cache.clear()

@@ -7,49 +7,60 @@ verifies the SHA-256 of each chunk it touches. Damage raises `TextstoreIntegrity
 returns wrong text.
 """
 
-import bisect
-import hashlib
-import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import unquote
 
 from django.db import connection
 
 from . import objects
-from .cache import base_cache, text_cache
-from .chunks import chunk_index_parse, chunks_decode
-from .compression import payload_decompress
-from .delta import delta_apply
-from .exceptions import (
-    BlobNotFound,
-    InvalidRange,
-    ObjectNotFound,
-    TextstoreIntegrityError,
+from .cache import text_cache
+from .chains import (
+    CHAIN_GUARD,
+    CHECKPOINT_EVERY,
+    SHA_RE,
+    ChainRow,
+    cached_text,
+    chain_read,
+    check_sha,
+    delta_apply_checked,
+    integrity_error,
+    rows_rebuild,
+    snapshot_text,
+    text_check,
 )
+from .exceptions import BlobNotFound
 from .models import Blob
+from .ranges import (
+    BlobRange,
+    blob_common_ends,
+    blob_count,
+    blob_range,
+    blob_read_range,
+    blob_stream,
+)
 
-_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
-# While rebuilding along a run of plain deltas, every CHECKPOINT_EVERY-th text is verified and
-# kept in the base cache, so the next read near it applies at most that many deltas.
-CHECKPOINT_EVERY = 8
-# A chain is bounded by the policy (≤ TEXTSTORE_MAX_CHAIN); this only stops a damaged table
-# with a cycle from looping forever.
-_CHAIN_GUARD = 100_000
-
-
-def _check_sha(sha: str) -> str:
-    if not isinstance(sha, str) or not _SHA_RE.match(sha):
-        raise BlobNotFound(str(sha))
-    return sha
+__all__ = [
+    "CHECKPOINT_EVERY",
+    "BlobRange",
+    "ChainRow",
+    "blob_chain",
+    "blob_common_ends",
+    "blob_count",
+    "blob_lengths",
+    "blob_presign_available",
+    "blob_range",
+    "blob_read",
+    "blob_read_range",
+    "blob_stat",
+    "blob_stream",
+    "blob_verify",
+    "object_orphans",
+]
 
 
 def blob_stat(*, sha: str) -> Blob:
     """The blob's row without its payload: lengths, kind, chain position, stored size."""
-    blob = Blob.objects.defer("payload", "chunk_index").filter(pk=_check_sha(sha)).first()
+    blob = Blob.objects.defer("payload", "chunk_index").filter(pk=check_sha(sha)).first()
     if blob is None:
         raise BlobNotFound(sha)
     return blob
@@ -67,108 +78,10 @@ def blob_chain(*, sha: str) -> list[Blob]:
         f" WHERE b.base_id IS NOT NULL AND c.step < %s"
         f") SELECT b.* FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
     )
-    rows = list(Blob.objects.raw(sql, [_check_sha(sha), _CHAIN_GUARD]))
+    rows = list(Blob.objects.raw(sql, [check_sha(sha), CHAIN_GUARD]))
     if not rows:
         raise BlobNotFound(sha)
     return rows
-
-
-@dataclass(frozen=True)
-class ChainRow:
-    """What a read needs of one row of a chain (no bookkeeping columns, no model instance)."""
-
-    sha256: str
-    kind: str
-    codec: str
-    payload: bytes | None
-    object_key: str
-    chunk_index: bytes | None
-    run: int
-    snapshot_level: int | None
-    char_length: int
-    chunk_chars: int | None
-
-
-_READ_COLUMNS = (
-    "sha256",
-    "kind",
-    "codec",
-    "payload",
-    "object_key",
-    "chunk_index",
-    "run",
-    "snapshot_level",
-    "char_length",
-    "chunk_chars",
-)
-
-
-def _read_chain(sha: str) -> list[ChainRow]:
-    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
-
-    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
-    for a chain of up to the cap's length cost more than the query itself.
-    """
-    table = connection.ops.quote_name(Blob._meta.db_table)
-    columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
-    # Table and column names from model metadata, values as parameters.
-    sql = (
-        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
-        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
-        f" UNION ALL"
-        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
-        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
-        f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [_check_sha(sha), _CHAIN_GUARD])
-        rows = [
-            ChainRow(
-                sha256=r[0],
-                kind=r[1],
-                codec=r[2],
-                payload=None if r[3] is None else bytes(r[3]),
-                object_key=r[4] or "",
-                chunk_index=None if r[5] is None else bytes(r[5]),
-                run=r[6],
-                snapshot_level=r[7],
-                char_length=r[8],
-                chunk_chars=r[9],
-            )
-            for r in cursor.fetchall()
-        ]
-    if not rows:
-        raise BlobNotFound(sha)
-    return rows
-
-
-def _integrity(row: Blob | ChainRow, reason: str) -> TextstoreIntegrityError:
-    return TextstoreIntegrityError(row.sha256, reason)
-
-
-def _snapshot_text(row: Blob | ChainRow) -> str:
-    """The text of a full snapshot, inline or chunked in object storage."""
-    try:
-        if row.object_key:
-            entries = chunk_index_parse(bytes(row.chunk_index or b""))
-            data = objects.object_get(key=row.object_key)
-            return "".join(chunks_decode(data, entries))
-        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
-    except ObjectNotFound as exc:
-        raise _integrity(row, f"snapshot object is missing: {exc}") from exc
-    except ValueError as exc:  # CodecError, ChunkError, UnicodeDecodeError
-        raise _integrity(row, f"snapshot does not decode: {exc}") from exc
-
-
-def _delta_text(row: Blob | ChainRow) -> str:
-    try:
-        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
-    except ValueError as exc:
-        raise _integrity(row, f"delta does not decode: {exc}") from exc
-
-
-def _cached(sha: str) -> str | None:
-    return text_cache.get(sha) or base_cache.get(sha)
 
 
 def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
@@ -177,36 +90,24 @@ def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
     text: str | None = None
     if use_cache:
         for index, row in enumerate(rows):
-            text = _cached(row.sha256)
+            text = cached_text(row.sha256)
             if text is not None:
                 start = index
                 break
     if text is None:
         snapshot = rows[-1]
         if snapshot.kind != Blob.Kind.FULL:
-            raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
-        text = _snapshot_text(snapshot)
+            raise integrity_error(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
+        text = snapshot_text(snapshot)
     for row in reversed(rows[:start]):
-        text = _apply(row, text)
+        text = delta_apply_checked(row, text)
     return text
-
-
-def _apply(row: Blob | ChainRow, source: str) -> str:
-    try:
-        return delta_apply(source=source, delta=_delta_text(row))
-    except ValueError as exc:
-        raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
 
 
 def _verified(rows: list[Blob], *, use_cache: bool) -> str:
     text = _rebuild(rows, use_cache=use_cache)
-    _check(rows[0], text)
+    text_check(rows[0], text)
     return text
-
-
-def _check(row: Blob | ChainRow, text: str) -> None:
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != row.sha256:
-        raise _integrity(row, "rebuilt text does not match its SHA-256")
 
 
 def blob_read(*, sha: str) -> str:
@@ -220,417 +121,20 @@ def blob_read(*, sha: str) -> str:
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    return _read_rows(sha, _read_chain(sha))
-
-
-def _read_rows(sha: str, rows: list[ChainRow]) -> str:
-    """blob_read's rebuild from the chain's rows, already fetched."""
-    start, text = len(rows) - 1, None
-    for index, row in enumerate(rows):
-        text = _cached(row.sha256)
-        if text is not None:
-            start = index
-            break
-    if text is None:
-        snapshot = rows[-1]
-        if snapshot.kind != Blob.Kind.FULL:
-            raise _integrity(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
-        text = _snapshot_text(snapshot)
-        _check(snapshot, text)
-        base_cache.put(snapshot.sha256, text)
-    for index in range(start - 1, -1, -1):
-        row = rows[index]
-        text = _apply(row, text)
-        if index and (row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0):
-            _check(row, text)
-            base_cache.put(row.sha256, text)
-    if start:
-        _check(rows[0], text)
-    text_cache.put(sha, text)
-    return text
-
-
-@dataclass(frozen=True)
-class BlobRange:
-    """Characters `[offset, offset + len(text))` of a text of `total` characters."""
-
-    offset: int
-    text: str
-    total: int
-
-
-def blob_read_range(*, sha: str, offset: int, length: int) -> str:
-    """Characters `[offset, offset + length)` of the text, clipped to its end (see blob_range)."""
-    return blob_range(sha=sha, offset=offset, length=length).text
-
-
-def blob_range(*, sha: str, offset: int, length: int) -> BlobRange:
-    """Characters `[offset, offset + length)` of the text, clipped to its end, with its length.
-
-    A text whose chain rests on a full snapshot kept in object storage is never rebuilt whole:
-    the range is mapped through the chain's deltas (each a list of copies from its base and
-    inserted text) down to the snapshot, and only the chunks those copies touch are fetched,
-    with ranged GETs, each verified by its SHA-256. So a screenful of a 50 MB text, or of a
-    one-line edit of it, costs one query and a chunk or two. Each delta is checked to span its
-    base exactly and to produce the recorded length; one that does not (or a base holding
-    characters outside the BMP, where diff-match-patch counts UTF-16 units) falls back to the
-    full, hash-verified rebuild. Texts on inline snapshots are small: read whole, verified.
-    """
-    if offset < 0 or length < 0:
-        raise InvalidRange("offset and length must not be negative")
-    cached = text_cache.get(sha)
-    if cached is not None:
-        return BlobRange(offset=offset, text=cached[offset : offset + length], total=len(cached))
-    rows = _read_chain(sha)
-    total = rows[0].char_length
-    end = min(offset + length, total)
-    if offset >= end:
-        return BlobRange(offset=offset, text="", total=total)
-    snapshot = rows[-1]
-    if snapshot.kind == Blob.Kind.FULL and snapshot.object_key:
-        try:
-            text = "".join(_chain_range(rows, 0, offset, end))
-            return BlobRange(offset=offset, text=text, total=total)
-        except _Unmappable:
-            pass
-    return BlobRange(offset=offset, text=_read_rows(sha, rows)[offset:end], total=total)
+    return rows_rebuild(sha, chain_read(sha))
 
 
 def blob_lengths(*, shas: list[str]) -> dict[str, int]:
     """Length in characters of each stored text among `shas` (one query; unknown ones absent)."""
-    wanted = {sha for sha in shas if isinstance(sha, str) and _SHA_RE.match(sha)}
+    wanted = {sha for sha in shas if isinstance(sha, str) and SHA_RE.match(sha)}
     rows = Blob.objects.filter(pk__in=wanted).values_list("sha256", "char_length")
     return {sha: int(length) for sha, length in rows}
-
-
-class _Unmappable(Exception):
-    """A delta whose counts cannot be read as code points of its base (see blob_read_range)."""
-
-
-@dataclass(frozen=True)
-class _Op:
-    """One operation of a delta, placed in the target: a copy of the base from `source`, or
-    inserted `text`."""
-
-    start: int
-    end: int
-    source: int | None
-    text: str
-
-
-# Parsed deltas by blob: a reader scrolling a long text asks for many ranges of it, and mapping
-# the operations of a delta over a base with astral characters means scanning the base once.
-_OPS_CACHE_ENTRIES = 256
-_ops_cache: OrderedDict[str, list["_Op"]] = OrderedDict()
-_ops_lock = threading.Lock()
-# Characters scanned at a time when translating UTF-16 offsets in a base with astral characters.
-_SCAN_CHARS = 1 << 20
-
-
-def _delta_ops(rows: list[ChainRow], level: int) -> list[_Op]:
-    """The copies and insertions of `rows[level]`'s delta, in target order and in code points.
-
-    diff-match-patch counts copies and deletions in UTF-16 units. When the delta spans exactly
-    the base's length in code points, the base is all BMP and units are code points; otherwise
-    the operations' boundaries are translated by scanning the base a window at a time (once per
-    process per delta: the result is cached). Raises _Unmappable if the delta does not fit.
-    """
-    row = rows[level]
-    with _ops_lock:
-        cached = _ops_cache.get(row.sha256)
-        if cached is not None:
-            _ops_cache.move_to_end(row.sha256)
-            return cached
-    tokens: list[tuple[str, int, str]] = []
-    pointer = 0
-    for token in _delta_text(row).split("\t"):
-        if not token:
-            continue
-        op, param = token[0], token[1:]
-        if op == "+":
-            tokens.append((op, 0, unquote(param) if "%" in param else param))
-            continue
-        if op not in "=-" or not (param.isascii() and param.isdigit()):
-            raise _integrity(row, f"invalid delta operation {token[:20]!r}")
-        tokens.append((op, int(param), ""))
-        pointer += int(param)
-    base_length = rows[level + 1].char_length
-    if pointer == base_length:
-        points = None
-    else:
-        units = sorted({0, pointer, *_unit_boundaries(tokens)})
-        points = _units_to_points(rows, level + 1, units)
-        if points[pointer] != base_length:
-            raise _Unmappable
-    ops: list[_Op] = []
-    target = unit = 0
-    for op, count, text in tokens:
-        if op == "+":
-            ops.append(_Op(start=target, end=target + len(text), source=None, text=text))
-            target += len(text)
-            continue
-        start = unit if points is None else points[unit]
-        unit += count
-        stop = unit if points is None else points[unit]
-        if op == "=" and stop > start:
-            ops.append(_Op(start=target, end=target + stop - start, source=start, text=""))
-            target += stop - start
-    if target != row.char_length:
-        raise _Unmappable
-    with _ops_lock:
-        _ops_cache[row.sha256] = ops
-        while len(_ops_cache) > _OPS_CACHE_ENTRIES:
-            _ops_cache.popitem(last=False)
-    return ops
-
-
-def _unit_boundaries(tokens: list[tuple[str, int, str]]) -> Iterator[int]:
-    unit = 0
-    for op, count, _ in tokens:
-        if op != "+":
-            unit += count
-            yield unit
-
-
-def _units_to_points(rows: list[ChainRow], level: int, units: list[int]) -> dict[int, int]:
-    """Code-point offsets in the text of `rows[level]` of the given UTF-16 offsets (sorted)."""
-    total = rows[level].char_length
-    found: dict[int, int] = {}
-    pending = iter(units)
-    want = next(pending, None)
-    unit_at = point_at = 0
-    while want is not None:
-        if want == unit_at:
-            found[want] = point_at
-            want = next(pending, None)
-            continue
-        if point_at >= total:
-            raise _Unmappable
-        window = "".join(_chain_range(rows, level, point_at, min(point_at + _SCAN_CHARS, total)))
-        encoded = window.encode("utf-16-le")
-        window_units = len(encoded) // 2
-        while want is not None and want <= unit_at + window_units:
-            try:
-                inside = len(encoded[: 2 * (want - unit_at)].decode("utf-16-le"))
-            except UnicodeDecodeError:
-                raise _Unmappable from None  # a boundary inside a surrogate pair
-            found[want] = point_at + inside
-            want = next(pending, None)
-        unit_at += window_units
-        point_at += len(window)
-    return found
-
-
-def _chain_range(rows: list[ChainRow], level: int, start: int, end: int) -> list[str]:
-    """Pieces of characters `[start, end)` of the text of `rows[level]`."""
-    row = rows[level]
-    cached = _cached(row.sha256)
-    if cached is not None:
-        return [cached[start:end]]
-    if level == len(rows) - 1:
-        if row.kind != Blob.Kind.FULL:
-            raise _integrity(rows[0], f"chain ends at {row.sha256}, which is not full")
-        return [_chunked_range(row, start, end)]
-    ops = _delta_ops(rows, level)
-    pieces: list[str] = []
-    first = bisect.bisect_right([op.start for op in ops], start) - 1
-    for op in ops[max(first, 0) :]:
-        if op.start >= end:
-            break
-        lo, hi = max(start, op.start), min(end, op.end)
-        if lo >= hi:
-            continue
-        if op.source is None:
-            pieces.append(op.text[lo - op.start : hi - op.start])
-        else:
-            shift = op.source - op.start
-            pieces.extend(_chain_range(rows, level + 1, lo + shift, hi + shift))
-    return pieces
-
-
-# Characters compared at a time when looking for where two long texts start to differ.
-_COMPARE_CHARS = 1 << 20
-
-
-def _rows_range(rows: list[ChainRow], start: int, end: int) -> str:
-    """Characters `[start, end)` of the text of `rows[0]` (see blob_range)."""
-    end = min(end, rows[0].char_length)
-    if start >= end:
-        return ""
-    cached = _cached(rows[0].sha256)
-    if cached is not None:
-        return cached[start:end]
-    if rows[-1].kind == Blob.Kind.FULL and rows[-1].object_key:
-        try:
-            return "".join(_chain_range(rows, 0, start, end))
-        except _Unmappable:
-            pass
-    return _read_rows(rows[0].sha256, rows)[start:end]
-
-
-def _common_prefix(x: str, y: str) -> int:
-    """Length of the common prefix (binary search on slices, as diff-match-patch does)."""
-    low, high = 0, min(len(x), len(y))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[low:middle] == y[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _common_suffix(x: str, y: str) -> int:
-    low, high = 0, min(len(x), len(y))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[len(x) - middle : len(x) - low] == y[len(y) - middle : len(y) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _delta_ends(child: list[ChainRow], parent_length: int) -> tuple[int, int] | None:
-    """Unchanged prefix and suffix of a text stored as a delta on the other one, read off the
-    delta's first and last copies (at least that much is common), or None if not mappable."""
-    try:
-        ops = _delta_ops(child, 0)
-    except _Unmappable:
-        return None
-    if not ops:
-        return 0, 0
-    first, last = ops[0], ops[-1]
-    prefix = first.end if first.source == 0 and first.start == 0 else 0
-    suffix = 0
-    if last.source is not None and last.end == child[0].char_length:
-        if last.source + (last.end - last.start) == parent_length:
-            suffix = last.end - last.start
-    return prefix, suffix
-
-
-def _chunk_prefix(a: list[ChainRow], b: list[ChainRow]) -> int:
-    """Characters in the leading chunks two chunked snapshots share (by the chunks' hashes)."""
-    x, y = a[0], b[0]
-    if len(a) > 1 or len(b) > 1 or not (x.object_key and y.object_key):
-        return 0
-    if x.chunk_chars != y.chunk_chars or not x.chunk_chars:
-        return 0
-    try:
-        xs, ys = (
-            chunk_index_parse(bytes(x.chunk_index or b"")),
-            chunk_index_parse(bytes(y.chunk_index or b"")),
-        )
-    except ValueError:
-        return 0
-    same = 0
-    # A last chunk may be short in one text only: it counts only if both texts end there.
-    for ex, ey in zip(xs[:-1], ys[:-1], strict=False):
-        if ex.sha256 != ey.sha256:
-            break
-        same += 1
-    return same * x.chunk_chars
-
-
-def blob_common_ends(*, a: str, b: str) -> tuple[int, int]:
-    """How many characters texts `a` and `b` share at their start and at their end (the two
-    never overlap), without holding either whole: what a diff of two long texts skips.
-
-    When one text is stored as a delta on the other, the ends are read off the delta's first
-    and last copies and only the region between is compared further; two chunked snapshots
-    skip the leading chunks whose hashes agree; the rest is compared a window at a time
-    through range reads. Two queries (the chains), then object-storage ranges as needed.
-    """
-    rows_a, rows_b = _read_chain(a), _read_chain(b)
-    length_a, length_b = rows_a[0].char_length, rows_b[0].char_length
-    if a == b:
-        return length_a, 0
-    known: tuple[int, int] | None = None
-    if len(rows_b) > 1 and rows_b[1].sha256 == a:
-        known = _delta_ends(rows_b, length_a)
-    elif len(rows_a) > 1 and rows_a[1].sha256 == b:
-        known = _delta_ends(rows_a, length_b)
-    shortest = min(length_a, length_b)
-    prefix, suffix = known or (_chunk_prefix(rows_a, rows_b), 0)
-    prefix = min(prefix, shortest)
-    while prefix < shortest:
-        end = min(prefix + _COMPARE_CHARS, shortest)
-        x, y = _rows_range(rows_a, prefix, end), _rows_range(rows_b, prefix, end)
-        if x == y:
-            prefix = end
-            continue
-        prefix += _common_prefix(x, y)
-        break
-    room = shortest - prefix
-    suffix = min(suffix, room)
-    while suffix < room:
-        size = min(_COMPARE_CHARS, room - suffix)
-        x = _rows_range(rows_a, length_a - suffix - size, length_a - suffix)
-        y = _rows_range(rows_b, length_b - suffix - size, length_b - suffix)
-        if x == y:
-            suffix += size
-            continue
-        suffix += _common_suffix(x, y)
-        break
-    return prefix, suffix
-
-
-def blob_count(*, sha: str, needle: str, end: int) -> int:
-    """Occurrences of the one-character `needle` in characters `[0, end)` of the text, counted a
-    window at a time (one query; ranges as in blob_range): line numbers deep in a long text."""
-    rows = _read_chain(sha)
-    end = min(end, rows[0].char_length)
-    count = start = 0
-    while start < end:
-        stop = min(start + _COMPARE_CHARS, end)
-        count += _rows_range(rows, start, stop).count(needle)
-        start = stop
-    return count
 
 
 def blob_presign_available() -> bool:
     """Whether texts can be handed out as presigned object-storage URLs (S3 is configured);
     see services.blob_export_url."""
     return objects.object_presign_available()
-
-
-def blob_stream(*, sha: str, step: int) -> Iterator[str]:
-    """The whole text, `step` characters at a time, never held whole (one query, then ranges
-    as in blob_range). Each chunk of a snapshot is verified as it is read."""
-    rows = _read_chain(sha)
-    total = rows[0].char_length
-    start = 0
-    while start < total:
-        stop = min(start + step, total)
-        yield _rows_range(rows, start, stop)
-        start = stop
-
-
-def _chunked_range(row: Blob | ChainRow, offset: int, end: int) -> str:
-    size = int(row.chunk_chars or 0)
-    try:
-        entries = chunk_index_parse(bytes(row.chunk_index or b""))
-    except ValueError as exc:
-        raise _integrity(row, str(exc)) from exc
-    if len(entries) != -(-row.char_length // size):
-        raise _integrity(row, "chunk index does not cover the text")
-    first, last = offset // size, (end - 1) // size
-    needed = entries[first : last + 1]
-    try:
-        data = objects.object_get_range(
-            key=row.object_key, start=needed[0].start, end=needed[-1].end
-        )
-        pieces = chunks_decode(data, needed)
-    except ObjectNotFound as exc:
-        raise _integrity(row, f"snapshot object is missing: {exc}") from exc
-    except ValueError as exc:
-        raise _integrity(row, f"chunk {first}..{last} is damaged: {exc}") from exc
-    for number, piece in enumerate(pieces, start=first):
-        if len(piece) != min(size, row.char_length - number * size):
-            raise _integrity(row, f"chunk {number} has the wrong length")
-    text = "".join(pieces)
-    skip = offset - first * size
-    return text[skip : skip + end - offset]
 
 
 def blob_verify(*, sha: str) -> None:
@@ -642,7 +146,7 @@ def blob_verify(*, sha: str) -> None:
     blob = rows[0]
     text = _verified(rows, use_cache=False)
     if len(text) != blob.char_length or len(text.encode("utf-8")) != blob.byte_length:
-        raise _integrity(blob, "recorded lengths do not match the text")
+        raise integrity_error(blob, "recorded lengths do not match the text")
     if blob.kind == Blob.Kind.FULL:
         expected = blob.stored_size
         actual = (
@@ -651,7 +155,7 @@ def blob_verify(*, sha: str) -> None:
             else len(bytes(blob.payload or b""))
         )
         if actual != expected or blob.snapshot_bytes != blob.stored_size:
-            raise _integrity(blob, "recorded stored size does not match the payload")
+            raise integrity_error(blob, "recorded stored size does not match the payload")
         return
     base = rows[1]
     problems = []
@@ -671,7 +175,7 @@ def blob_verify(*, sha: str) -> None:
         if blob.run != base.run + 1 or blob.anchor_id != anchor:
             problems.append("run or anchor")
     if problems:
-        raise _integrity(blob, "bookkeeping does not match its base: " + ", ".join(problems))
+        raise integrity_error(blob, "bookkeeping does not match its base: " + ", ".join(problems))
 
 
 BLOB_PREFIX = "blobs"

@@ -133,7 +133,6 @@ class VersionTextApi(APIView):
         field, offset, length = _range_query(request)
         version = access.version
         sha = version_text_field(version=version, field=field).sha
-        # Thinned like the fetch API's: a reader scrolling asks for many ranges.
         access_log_grant_use(
             prompt_id=version.prompt_id,
             grant_id=access.access.grant_id,

@@ -86,6 +86,13 @@ def test_version_page_loads_a_long_text_as_the_reader_scrolls(
     download = page.get_by_role("link", name="Download full text")
     assert download.get_attribute("href").endswith("/text/download/?field=system")
     _check_lazy_view(page, artifacts_dir, "version-page", axe_source)
+    with page.expect_download() as started:
+        download.click()
+    saved = started.value
+    assert saved.suggested_filename == f"prompt-{prompt.pk}-v1-system.txt"
+    body = saved.path().read_text(encoding="utf-8")
+    assert len(body) == CHARS
+    assert MARKER in body[-200:]
 
 
 def test_shared_page_loads_ranges_and_stops_when_the_link_is_revoked(
@@ -116,3 +123,29 @@ def test_shared_page_loads_ranges_and_stops_when_the_link_is_revoked(
     assert axe_violations(reader, axe_source) == []
     error.scroll_into_view_if_needed()
     reader.screenshot(path=artifacts_dir / "shared-revoked.png")
+
+
+def test_diff_of_a_long_text_shows_only_around_the_change(
+    new_page,
+    artifacts_dir,
+    axe_source,  # noqa: F811
+):
+    from tests.playground.factories import save
+
+    owner = make_user("nina")
+    text = long_text(23, CHARS)
+    lines = text.split("\n")
+    at = len(lines) // 2
+    lines[at] = "THE EDITED LINE"
+    prompt, root = make_prompt(owner, title="Long diff", system=text)
+    v2 = save(owner, prompt, root, system="\n".join(lines)).version
+    page = new_page()
+    login(page, "nina")
+    page.goto(f"/playground/p/{prompt.pk}/diff/?a={root.pk}&b={v2.pk}")
+    notes = page.locator(".diff-fold-note").all_inner_texts()
+    assert f"⋯ {at - 4:,} unchanged lines before" in notes
+    assert any(note.startswith("⋯ unchanged to the end (") for note in notes)
+    assert page.locator(".diff-row").count() < 20
+    assert "EDITED" in page.locator(".diff-insert").inner_text()
+    assert axe_violations(page, axe_source) == []
+    page.screenshot(path=artifacts_dir / "long-diff.png", full_page=True)

@@ -115,7 +115,8 @@ def test_the_readme_names_no_file_outside_the_repository():
         assert (ROOT / doc).is_file()
 
 
-CONTENT_ANNOTATIONS = {"VersionContent", "Any"}
+# `VersionContent | None`: a page that does not load a long version whole (playground.pages).
+CONTENT_ANNOTATIONS = {"VersionContent", "VersionContent | None", "Any"}
 
 
 def _content_annotations(path: Path) -> list[str]:

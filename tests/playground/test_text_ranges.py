@@ -101,7 +101,8 @@ def _url(version, **query):
 def test_texts_are_chunked_snapshots_and_deltas(world):
     system_sha = world.root.system_sha
     blob = Blob.objects.get(pk=system_sha)
-    assert blob.object_key and blob.chunk_chars == CHUNK
+    assert blob.object_key
+    assert blob.chunk_chars == CHUNK
     assert Blob.objects.get(pk=world.v2.system_sha).kind == "delta"
 
 
@@ -127,7 +128,8 @@ def test_range_by_characters(world, settings):
     assert (body["length"], body["text"], body["total"]) == (0, "", total)
     # Messages by index; code points, not UTF-16 units or bytes (the text holds emoji).
     body = api.get(_url(world.root, field="messages.0.content", offset=100, length=3000)).json()
-    assert body["text"] == world.message[100:3100] and body["total"] == len(world.message)
+    assert body["text"] == world.message[100:3100]
+    assert body["total"] == len(world.message)
     assert "🙂" in world.message
 
 
@@ -207,7 +209,8 @@ def test_shared_ranges_cover_only_the_links_version(world):
     body = anonymous.get(f"{base}?field=system&offset=5&length=50").json()
     assert body["text"] == world.system[5:55]
     ok = anonymous.get(f"{base}?field=system&version={world.root.pk}")
-    assert ok.status_code == 200 and "no-store" in ok.headers["Cache-Control"]
+    assert ok.status_code == 200
+    assert "no-store" in ok.headers["Cache-Control"]
     assert "ETag" not in ok.headers
     # Probe for the secret planted in v2, which the link does not cover: every field, every
     # offset, with the other version's id, by download too.
@@ -282,7 +285,8 @@ def test_download_streams_the_whole_text(world, settings):
     settings.PLAYGROUND_TEXT_STREAM_CHARS = 4_096
     api = api_client_for(world.owner)
     response = api.get(f"/api/v1/versions/{world.v2.pk}/text/download/?field=system")
-    assert response.status_code == 200 and response.streaming
+    assert response.status_code == 200
+    assert response.streaming
     assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
     assert response.headers["Content-Disposition"] == (
         f'attachment; filename="prompt-{world.prompt.pk}-v2-system.txt"'
@@ -296,7 +300,8 @@ def test_download_streams_the_whole_text(world, settings):
     )
     assert b"".join(shared.streaming_content).decode() == world.message
     bad = api.get(f"/api/v1/versions/{world.v2.pk}/text/download/?field=messages.7.content")
-    assert bad.status_code == 400 and bad.json()["detail"].startswith("field:")
+    assert bad.status_code == 400
+    assert bad.json()["detail"].startswith("field:")
 
 
 def test_query_counts_do_not_grow_with_text_or_offset(world):
@@ -354,10 +359,12 @@ def test_a_multi_megabyte_version_reads_ranges_without_fetching_whole_objects(
     api = api_client_for(owner)
     middle = edited.index("THE EDITED LINE") - 100
     body = api.get(_url(v2, field="system", offset=middle, length=300)).json()
-    assert body["text"] == edited[middle : middle + 300] and "THE EDITED LINE" in body["text"]
+    assert body["text"] == edited[middle : middle + 300]
+    assert "THE EDITED LINE" in body["text"]
     end = len(edited) - 200
     body = api.get(_url(v2, field="system", offset=end, length=300)).json()
-    assert "NEAR-THE-END" in body["text"] and body["total"] == len(edited)
+    assert "NEAR-THE-END" in body["text"]
+    assert body["total"] == len(edited)
 
 
 def test_versions_are_untouched_by_reads(world):
@@ -367,7 +374,7 @@ def test_versions_are_untouched_by_reads(world):
     _ = content()
 
 
-def _page_sizes(owner, viewer_client, text: str) -> dict[str, bytes]:
+def _page_sizes(owner, viewer_client, text: str, queries: dict) -> dict[str, bytes]:
     from django.test import Client
 
     prompt, root = make_prompt(owner, title="Long", system=text)
@@ -377,10 +384,18 @@ def _page_sizes(owner, viewer_client, text: str) -> dict[str, bytes]:
     for name, user in (("owner", owner), ("viewer", viewer_client)):
         client = Client()
         client.force_login(user)
-        response = client.get(f"/playground/p/{prompt.pk}/")
+        client.get("/playground/")
+        caches_clear()
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/playground/p/{prompt.pk}/")
         assert response.status_code == 200
         pages[name] = response.content
-    pages["shared"] = Client().get(f"/s/{token}").content
+        queries.setdefault(name, []).append(len(captured))
+    caches_clear()
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        pages["shared"] = Client().get(f"/s/{token}").content
+    queries.setdefault("shared", []).append(len(captured))
     return pages
 
 
@@ -388,13 +403,18 @@ def test_page_html_does_not_grow_with_the_text(settings, local_storage):
     """The version page and the shared page of a 50 KB and a 5 MB text are about the same size:
     each holds the first PLAYGROUND_TEXT_HEAD_CHARS characters, never the rest."""
     owner, viewer = make_user("owner"), make_user("viewer")
-    small = _page_sizes(owner, viewer, long_text(11, 50_000, marker="SMALL-END"))
-    big = _page_sizes(owner, viewer, long_text(12, 5_000_000, marker="BIG-END"))
+    queries: dict[str, list[int]] = {}
+    small = _page_sizes(owner, viewer, long_text(11, 50_000, marker="SMALL-END"), queries)
+    big = _page_sizes(owner, viewer, long_text(12, 5_000_000, marker="BIG-END"), queries)
+    # The same queries for a 50 KB and a 5 MB text.
+    for name in ("owner", "viewer", "shared"):
+        assert queries[name][0] == queries[name][1], (name, queries)
     head = settings.PLAYGROUND_TEXT_HEAD_CHARS
     for name in ("viewer", "shared"):
         assert abs(len(big[name]) - len(small[name])) < 2_000, name
         assert len(big[name]) < 4 * head + 60_000, name  # head (≤ 4 bytes a char) + the page
-        assert b"BIG-END" not in big[name] and b"SMALL-END" not in small[name]
+        assert b"BIG-END" not in big[name]
+        assert b"SMALL-END" not in small[name]
         assert b"of 5,000,000 characters loaded" in big[name]
         assert b"Download full text" in big[name]
     # The owner's page of a 50 KB text carries it in the editor; of a 5 MB text it does not.
@@ -416,7 +436,8 @@ def test_the_first_screenful_is_escaped(local_storage, settings):
     html = Client().get(f"/s/{token}").content
     assert b"<script>alert(1)" not in html
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in html
-    assert b'data-loaded="100"' in html and b'data-total="526"' in html
+    assert b'data-loaded="100"' in html
+    assert b'data-total="526"' in html
 
 
 # --- diffs of long texts ------------------------------------------------------------------------
@@ -500,7 +521,8 @@ def test_a_one_line_edit_of_a_6_mb_text_diffs_to_a_small_page(s3_storage, monkey
     assert page.status_code == 200
     html = page.content.decode()
     assert len(page.content) < 40_000, len(page.content)  # the texts are 6 MB each
-    assert "<ins>EDITED</ins>" in html and old_line.split(" ", 1)[0] in html
+    assert "<ins>EDITED</ins>" in html
+    assert old_line.split(" ", 1)[0] in html
     assert f'<span class="diff-no">{at + 1}</span>' in html  # numbered as in the whole text
     assert f"{at - 4:,} unchanged lines before" in html
     assert "unchanged to the end" in html
@@ -508,14 +530,16 @@ def test_a_one_line_edit_of_a_6_mb_text_diffs_to_a_small_page(s3_storage, monkey
     (system,) = body["texts"]
     assert (system["added"], system["removed"], system["lines_before"]) == (1, 1, at - 4)
     changed = [r for r in system["rows"] if r["op"] != "equal"]
-    assert len(changed) == 1 and changed[0]["new"] == "THE EDITED LINE\n"
+    assert len(changed) == 1
+    assert changed[0]["new"] == "THE EDITED LINE\n"
     assert changed[0]["old_no"] == changed[0]["new_no"] == at + 1
     assert len(system["rows"]) <= 9
     # A fold inside the region expands through the same builder.
     rows = client.get(
         f"/playground/p/{prompt.pk}/diff/rows/?a={root.pk}&b={v2.pk}&field=system&start=0&end=3"
     )
-    assert rows.status_code == 200 and len(rows.content) < 5_000
+    assert rows.status_code == 200
+    assert len(rows.content) < 5_000
 
 
 def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
@@ -527,7 +551,8 @@ def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
     prompt, root = make_prompt(owner, system=text)
     v2 = save(owner, prompt, root, system=text.replace("quorum", "QUORUM")).version
     diff = version_content_diff(before=root, after=v2, limit=None)["texts"][0]
-    assert diff.cut and diff.changed
+    assert diff.cut
+    assert diff.changed
     assert sum(len(r.get("new") or r.get("old") or "") for r in diff.rows) <= 3_100
     from django.test import Client
 
@@ -591,7 +616,8 @@ def test_presigned_download_expires_after_share_presigned_ttl(s3_storage, settin
     # Short texts stream through the worker even with S3.
     settings.PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = 1_000_000
     streamed = api_client_for(owner).get(f"/api/v1/versions/{root.pk}/text/download/?field=system")
-    assert streamed.status_code == 200 and streamed.streaming
+    assert streamed.status_code == 200
+    assert streamed.streaming
 
 
 def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_storage, settings):
@@ -606,5 +632,23 @@ def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_stora
     assert response.status_code == 302
     with urllib.request.urlopen(response.headers["Location"]) as fetched:  # noqa: S310
         body = fetched.read()
-    assert len(body) == len(text.encode("utf-8")) and body.endswith(text[-40:].encode())
+    assert len(body) == len(text.encode("utf-8"))
+    assert body.endswith(text[-40:].encode())
     assert objects.object_size(key=f"texts/{root.system_sha}") == len(body)
+
+
+def test_many_texts_count_together_for_the_page_limit(local_storage, settings):
+    from django.test import Client
+
+    settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = 10_000
+    owner = make_user("owner")
+    messages = [{"role": "user", "content": long_text(70 + n, 4_000)} for n in range(3)]
+    prompt, _ = make_prompt(owner, system="short", messages=messages)
+    client = Client()
+    client.force_login(owner)
+    html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    assert "too long to edit in place" in html
+    assert 'id="editor-form"' not in html
+    settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = 20_000
+    html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    assert 'id="editor-form"' in html

@@ -1,0 +1,170 @@
+"""A blob's chain — the rows needed to rebuild it, blob first and its full snapshot last — read
+in one query, and the rebuild of a text from those rows (used by selectors and ranges).
+
+Every rebuild verifies the SHA-256 of what it produced; damage raises `TextstoreIntegrityError`.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.db import connection
+
+from . import objects
+from .cache import base_cache, text_cache
+from .chunks import chunk_index_parse, chunks_decode
+from .compression import payload_decompress
+from .delta import delta_apply
+from .exceptions import BlobNotFound, ObjectNotFound, TextstoreIntegrityError
+from .models import Blob
+
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+# While rebuilding along a run of plain deltas, every CHECKPOINT_EVERY-th text is verified and
+# kept in the base cache, so the next read near it applies at most that many deltas.
+CHECKPOINT_EVERY = 8
+# A chain is bounded by the policy (≤ TEXTSTORE_MAX_CHAIN); this only stops a damaged table
+# with a cycle from looping forever.
+CHAIN_GUARD = 100_000
+
+
+def check_sha(sha: str) -> str:
+    if not isinstance(sha, str) or not SHA_RE.match(sha):
+        raise BlobNotFound(str(sha))
+    return sha
+
+
+@dataclass(frozen=True)
+class ChainRow:
+    """What a read needs of one row of a chain (no bookkeeping columns, no model instance)."""
+
+    sha256: str
+    kind: str
+    codec: str
+    payload: bytes | None
+    object_key: str
+    chunk_index: bytes | None
+    run: int
+    snapshot_level: int | None
+    char_length: int
+    chunk_chars: int | None
+
+
+READ_COLUMNS = (
+    "sha256",
+    "kind",
+    "codec",
+    "payload",
+    "object_key",
+    "chunk_index",
+    "run",
+    "snapshot_level",
+    "char_length",
+    "chunk_chars",
+)
+
+
+def chain_read(sha: str) -> list[ChainRow]:
+    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
+
+    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
+    for a chain of up to the cap's length cost more than the query itself.
+    """
+    table = connection.ops.quote_name(Blob._meta.db_table)
+    columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in READ_COLUMNS)
+    # Table and column names from model metadata, values as parameters.
+    sql = (
+        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
+        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
+        f" UNION ALL"
+        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
+        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [check_sha(sha), CHAIN_GUARD])
+        rows = [
+            ChainRow(
+                sha256=r[0],
+                kind=r[1],
+                codec=r[2],
+                payload=None if r[3] is None else bytes(r[3]),
+                object_key=r[4] or "",
+                chunk_index=None if r[5] is None else bytes(r[5]),
+                run=r[6],
+                snapshot_level=r[7],
+                char_length=r[8],
+                chunk_chars=r[9],
+            )
+            for r in cursor.fetchall()
+        ]
+    if not rows:
+        raise BlobNotFound(sha)
+    return rows
+
+
+def integrity_error(row: Blob | ChainRow, reason: str) -> TextstoreIntegrityError:
+    return TextstoreIntegrityError(row.sha256, reason)
+
+
+def snapshot_text(row: Blob | ChainRow) -> str:
+    """The text of a full snapshot, inline or chunked in object storage."""
+    try:
+        if row.object_key:
+            entries = chunk_index_parse(bytes(row.chunk_index or b""))
+            data = objects.object_get(key=row.object_key)
+            return "".join(chunks_decode(data, entries))
+        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
+    except ObjectNotFound as exc:
+        raise integrity_error(row, f"snapshot object is missing: {exc}") from exc
+    except ValueError as exc:  # CodecError, ChunkError, UnicodeDecodeError
+        raise integrity_error(row, f"snapshot does not decode: {exc}") from exc
+
+
+def delta_text(row: Blob | ChainRow) -> str:
+    try:
+        return payload_decompress(row.codec, bytes(row.payload or b"")).decode("utf-8")
+    except ValueError as exc:
+        raise integrity_error(row, f"delta does not decode: {exc}") from exc
+
+
+def cached_text(sha: str) -> str | None:
+    return text_cache.get(sha) or base_cache.get(sha)
+
+
+def delta_apply_checked(row: Blob | ChainRow, source: str) -> str:
+    try:
+        return delta_apply(source=source, delta=delta_text(row))
+    except ValueError as exc:
+        raise integrity_error(row, f"delta does not apply to its base: {exc}") from exc
+
+
+def text_check(row: Blob | ChainRow, text: str) -> None:
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != row.sha256:
+        raise integrity_error(row, "rebuilt text does not match its SHA-256")
+
+
+def rows_rebuild(sha: str, rows: list[ChainRow]) -> str:
+    """blob_read's rebuild from the chain's rows, already fetched."""
+    start, text = len(rows) - 1, None
+    for index, row in enumerate(rows):
+        text = cached_text(row.sha256)
+        if text is not None:
+            start = index
+            break
+    if text is None:
+        snapshot = rows[-1]
+        if snapshot.kind != Blob.Kind.FULL:
+            raise integrity_error(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
+        text = snapshot_text(snapshot)
+        text_check(snapshot, text)
+        base_cache.put(snapshot.sha256, text)
+    for index in range(start - 1, -1, -1):
+        row = rows[index]
+        text = delta_apply_checked(row, text)
+        if index and (row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0):
+            text_check(row, text)
+            base_cache.put(row.sha256, text)
+    if start:
+        text_check(rows[0], text)
+    text_cache.put(sha, text)
+    return text
