@@ -209,6 +209,6 @@ def object_orphans(*, older_than: datetime | None = None) -> Iterator[objects.Ob
 
 def blob_sizes(*, shas: list[str]) -> dict[str, tuple[int, int]]:
     """(characters, UTF-8 bytes) of each stored text among `shas` (one query; unknown absent)."""
-    wanted = {sha for sha in shas if isinstance(sha, str) and _SHA_RE.match(sha)}
+    wanted = {sha for sha in shas if isinstance(sha, str) and SHA_RE.match(sha)}
     rows = Blob.objects.filter(pk__in=wanted).values_list("sha256", "char_length", "byte_length")
     return {sha: (int(chars), int(size)) for sha, chars, size in rows}
