@@ -1,7 +1,7 @@
 """What the browser editor starts from, without putting huge texts into the page.
 
-A text of at most `EDITOR_INPLACE_MAX_BYTES` is edited in place (a textarea). A longer one is
-not loaded at all: the editor shows its size and posts `{"parent_text": "<sha256>"}` for it (the
+Texts are edited in place (textareas) while together they fit in `EDITOR_INPLACE_MAX_BYTES`,
+in field order; any other is not loaded at all: the editor shows its size and posts `{"parent_text": "<sha256>"}` for it (the
 parent's text, unchanged) unless the user replaces it with a file, which is uploaded first
 (static/js/upload.js). The upload threshold itself is the browser's business: texts over
 `EDITOR_UPLOAD_THRESHOLD_BYTES` are uploaded instead of posted.
@@ -50,14 +50,18 @@ def editor_settings() -> dict[str, int]:
 
 
 def editor_values_for_version(*, version: PromptVersion) -> dict[str, Any]:
-    """The editor's initial values for `version`: small texts whole, long ones as LargeText."""
+    """The editor's initial values for `version`: texts whole while they fit the in-place budget
+    together, the others as LargeText (so the page never carries more than the budget)."""
     shas = [version.system_sha, *(m["sha"] for m in version.messages)]
     sizes = blob_sizes(shas=shas)
 
+    budget = [_inplace_max()]  # bytes of text the page may still carry in textareas
+
     def text(sha: str) -> tuple[str, LargeText | None]:
         chars, size = sizes.get(sha, (0, 0))
-        if size > _inplace_max():
+        if size > budget[0]:
             return "", LargeText(sha256=sha, chars=chars, size=size)
+        budget[0] -= size
         return blob_read(sha=sha), None
 
     system, system_large = text(version.system_sha)
