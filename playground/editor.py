@@ -1,8 +1,9 @@
 """What the browser editor starts from, without putting huge texts into the page.
 
 Texts are edited in place (textareas) while together they fit in `EDITOR_INPLACE_MAX_BYTES`,
-in field order; any other is not loaded at all: the editor shows its size and posts `{"parent_text": "<sha256>"}` for it (the
-parent's text, unchanged) unless the user replaces it with a file, which is uploaded first
+in field order; any other is not loaded at all: the editor shows its size and posts
+`{"parent_text": "<sha256>"}` for it (the parent's text, unchanged) unless the user replaces it
+with a file, which is uploaded first
 (static/js/upload.js). The upload threshold itself is the browser's business: texts over
 `EDITOR_UPLOAD_THRESHOLD_BYTES` are uploaded instead of posted.
 """

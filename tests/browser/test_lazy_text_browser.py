@@ -26,7 +26,8 @@ def _scroll_to_the_end(page) -> int:
     box = page.locator("[data-lazy-text]").first
     while box.get_attribute("data-complete") != "true":
         before = _loaded(page)
-        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        # Scroll the end of the loaded text into view (the editor may follow it on the page).
+        box.locator(".lazy-text-sentinel").scroll_into_view_if_needed()
         page.wait_for_function(
             "(before) => { const box = document.querySelector('[data-lazy-text]');"
             " return Number(box.dataset.loaded) > before || box.dataset.complete === 'true'; }",

@@ -419,6 +419,7 @@ def test_page_html_does_not_grow_with_the_text(settings, local_storage):
         assert b"Download full text" in big[name]
     # The owner's page of a 50 KB text carries it in the editor; of a 5 MB text it does not.
     assert len(big["owner"]) < 4 * head + 80_000
+    assert b"too long to edit in place" in big["owner"]
     # The editor keeps a text longer than EDITOR_INPLACE_MAX_BYTES by reference (issue #14's
     # large-text mode) instead of embedding it.
     assert b"Long text: 5,000,000 characters" in big["owner"]
@@ -650,7 +651,7 @@ def test_many_texts_count_together_for_the_page_limit(local_storage, settings):
     # EDITOR_INPLACE_MAX_BYTES together; the third is kept by reference, not put in the page.
     settings.EDITOR_INPLACE_MAX_BYTES = 10_000
     html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
-    assert "Content of v1" in html  # the read-only view, as the whole content is not loaded
+    assert "too long to edit in place" in html
     assert 'id="editor-form"' in html
     kept = html.count("Long text: 4,000 characters")
     assert 1 <= kept < 3  # the first message fits in place, the budget runs out after
