@@ -7,6 +7,7 @@ verifies the SHA-256 of each chunk it touches. Damage raises `TextstoreIntegrity
 returns wrong text.
 """
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from . import objects
 from .cache import base_cache, text_cache
 from .chunks import chunk_index_parse, chunks_decode
 from .compression import payload_decompress
-from .delta import delta_apply
+from .delta import delta_apply, delta_apply_many
 from .exceptions import (
     BlobNotFound,
     InvalidRange,
@@ -95,25 +96,43 @@ _READ_COLUMNS = (
 )
 
 
-def _read_chain(sha: str) -> list[ChainRow]:
-    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
-
-    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
-    for a chain of up to the cap's length cost more than the query itself.
-    """
+@functools.cache
+def _chain_sql(vendor: str, to_checkpoint: bool) -> str:
+    """The chain query for a database vendor (built once: names quoted from model metadata)."""
+    del vendor  # only the cache key: quoting differs between vendors
     table = connection.ops.quote_name(Blob._meta.db_table)
     columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
+    run = connection.ops.quote_name("run")
+    # Past the first row, stop at a checkpoint when asked to: its run is a multiple of
+    # CHECKPOINT_EVERY (snapshots have run 0), the rows blob_read keeps in the base cache.
+    stop = f" AND (c.step = 0 OR b.{run} %% %s <> 0)" if to_checkpoint else ""
     # Table and column names from model metadata, values as parameters.
-    sql = (
+    return (
         f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
         f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
         f" UNION ALL"
         f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
         f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f"{stop}"
         f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
     )
+
+
+def _read_chain(sha: str, *, to_checkpoint: bool = False) -> list[ChainRow]:
+    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
+
+    With `to_checkpoint`, the walk stops at the first row below `sha` that a read keeps in the
+    base cache (a snapshot, or every CHECKPOINT_EVERY-th plain delta of a run): on a warm server
+    that row's text is cached, so a read fetches at most CHECKPOINT_EVERY rows and none of the
+    snapshot's payload, however long the chain below is.
+
+    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
+    for a chain of up to the cap's length cost more than the query itself.
+    """
+    sql = _chain_sql(connection.vendor, to_checkpoint)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [_check_sha(sha), _CHAIN_GUARD])
+        params = [_check_sha(sha), _CHAIN_GUARD] + ([CHECKPOINT_EVERY] if to_checkpoint else [])
+        cursor.execute(sql, params)
         rows = [
             ChainRow(
                 sha256=r[0],
@@ -188,6 +207,19 @@ def _apply(row: Blob | ChainRow, source: str) -> str:
         raise _integrity(row, f"delta does not apply to its base: {exc}") from exc
 
 
+def _apply_run(rows: list[ChainRow], source: str) -> str:
+    """The deltas of `rows` (oldest first) applied to `source` in one pass."""
+    if len(rows) == 1:
+        return _apply(rows[0], source)
+    try:
+        return delta_apply_many(source=source, deltas=[_delta_text(row) for row in rows])
+    except ValueError:
+        pass  # name the delta that does not apply: one by one
+    for row in rows:
+        source = _apply(row, source)
+    return source
+
+
 def _verified(rows: list[Blob], *, use_cache: bool) -> str:
     text = _rebuild(rows, use_cache=use_cache)
     _check(rows[0], text)
@@ -199,24 +231,32 @@ def _check(row: Blob | ChainRow, text: str) -> None:
         raise _integrity(row, "rebuilt text does not match its SHA-256")
 
 
+def _nearest_cached(rows: list[ChainRow]) -> tuple[int, str | None]:
+    """The index of the first row of the chain whose text is cached, and that text."""
+    for index, row in enumerate(rows):
+        text = _cached(row.sha256)
+        if text is not None:
+            return index, text
+    return len(rows) - 1, None
+
+
 def blob_read(*, sha: str) -> str:
     """The text stored under `sha`, verified against it (or from the LRU of verified texts).
 
-    One query fetches the chain. The rebuild starts from the nearest text on it found in the
-    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
-    deltas — and applies only the deltas above it. Texts enter the base cache only once their
-    own SHA-256 has been checked, so a cached base is never wrong.
+    One query fetches the chain down to the nearest checkpoint (a snapshot, or a checkpoint kept
+    every CHECKPOINT_EVERY plain deltas): a warm read fetches at most that many rows and applies
+    only the deltas above the nearest cached text on them. When none of them is cached (a cold
+    read), a second query fetches the chain down to its full snapshot. Texts enter the base
+    cache only once their own SHA-256 has been checked, so a cached base is never wrong.
     """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    rows = _read_chain(sha)
-    start, text = len(rows) - 1, None
-    for index, row in enumerate(rows):
-        text = _cached(row.sha256)
-        if text is not None:
-            start = index
-            break
+    rows = _read_chain(sha, to_checkpoint=True)
+    start, text = _nearest_cached(rows)
+    if text is None and rows[-1].kind != Blob.Kind.FULL:
+        rows = _read_chain(sha)
+        start, text = _nearest_cached(rows)
     if text is None:
         snapshot = rows[-1]
         if snapshot.kind != Blob.Kind.FULL:
@@ -224,10 +264,17 @@ def blob_read(*, sha: str) -> str:
         text = _snapshot_text(snapshot)
         _check(snapshot, text)
         base_cache.put(snapshot.sha256, text)
+    pending: list[ChainRow] = []
     for index in range(start - 1, -1, -1):
         row = rows[index]
-        text = _apply(row, text)
-        if index and (row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0):
+        pending.append(row)
+        checkpoint = row.snapshot_level is not None or row.run % CHECKPOINT_EVERY == 0
+        if index and not checkpoint:
+            continue
+        # The deltas since the last checkpoint at once: the texts between are never built.
+        text = _apply_run(pending, text)
+        pending = []
+        if index:
             _check(row, text)
             base_cache.put(row.sha256, text)
     if start:
