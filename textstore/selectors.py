@@ -131,7 +131,9 @@ def _read_chain(sha: str, *, to_checkpoint: bool = False) -> list[ChainRow]:
     """
     sql = _chain_sql(connection.vendor, to_checkpoint)
     with connection.cursor() as cursor:
-        params = [_check_sha(sha), _CHAIN_GUARD] + ([CHECKPOINT_EVERY] if to_checkpoint else [])
+        params: list[str | int] = [_check_sha(sha), _CHAIN_GUARD]
+        if to_checkpoint:
+            params.append(CHECKPOINT_EVERY)
         cursor.execute(sql, params)
         rows = [
             ChainRow(
