@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 
@@ -97,15 +98,11 @@ _READ_COLUMNS = (
 
 
 @functools.cache
-def _chain_sql(vendor: str, to_checkpoint: bool) -> str:
+def _chain_sql(vendor: str) -> str:
     """The chain query for a database vendor (built once: names quoted from model metadata)."""
     del vendor  # only the cache key: quoting differs between vendors
     table = connection.ops.quote_name(Blob._meta.db_table)
     columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
-    run = connection.ops.quote_name("run")
-    # Past the first row, stop at a checkpoint when asked to: its run is a multiple of
-    # CHECKPOINT_EVERY (snapshots have run 0), the rows blob_read keeps in the base cache.
-    stop = f" AND (c.step = 0 OR b.{run} %% %s <> 0)" if to_checkpoint else ""
     # Table and column names from model metadata, values as parameters.
     return (
         f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
@@ -113,44 +110,37 @@ def _chain_sql(vendor: str, to_checkpoint: bool) -> str:
         f" UNION ALL"
         f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
         f" WHERE b.base_id IS NOT NULL AND c.step < %s"
-        f"{stop}"
         f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
     )
 
 
-def _read_chain(sha: str, *, to_checkpoint: bool = False) -> list[ChainRow]:
-    """The rows needed to rebuild `sha`, blob first and its full snapshot last, in one query.
+def _read_chain(sha: str) -> list[tuple[Any, ...]]:
+    """The rows needed to rebuild `sha` as plain tuples (`_READ_COLUMNS`), blob first and its
+    full snapshot last, in one query.
 
-    With `to_checkpoint`, the walk stops at the first row below `sha` that a read keeps in the
-    base cache (a snapshot, or every CHECKPOINT_EVERY-th plain delta of a run): on a warm server
-    that row's text is cached, so a read fetches at most CHECKPOINT_EVERY rows and none of the
-    snapshot's payload, however long the chain below is.
-
-    Plain tuples through a cursor: a read runs on every cold fetch, and building model instances
-    for a chain of up to the cap's length cost more than the query itself.
+    Tuples through a cursor: a read runs on every cold fetch, and building model instances for
+    a chain of up to the cap's length cost more than the query itself. `_chain_row` makes the
+    rows a read needs into ChainRows: on a warm server only those above the nearest cached text.
     """
-    sql = _chain_sql(connection.vendor, to_checkpoint)
     with connection.cursor() as cursor:
-        params: list[str | int] = [_check_sha(sha), _CHAIN_GUARD]
-        if to_checkpoint:
-            params.append(CHECKPOINT_EVERY)
-        cursor.execute(sql, params)
-        rows = [
-            ChainRow(
-                sha256=r[0],
-                kind=r[1],
-                codec=r[2],
-                payload=None if r[3] is None else bytes(r[3]),
-                object_key=r[4] or "",
-                chunk_index=None if r[5] is None else bytes(r[5]),
-                run=r[6],
-                snapshot_level=r[7],
-            )
-            for r in cursor.fetchall()
-        ]
+        cursor.execute(_chain_sql(connection.vendor), [_check_sha(sha), _CHAIN_GUARD])
+        rows = cursor.fetchall()
     if not rows:
         raise BlobNotFound(sha)
     return rows
+
+
+def _chain_row(r: tuple[Any, ...]) -> ChainRow:
+    return ChainRow(
+        sha256=r[0],
+        kind=r[1],
+        codec=r[2],
+        payload=None if r[3] is None else bytes(r[3]),
+        object_key=r[4] or "",
+        chunk_index=None if r[5] is None else bytes(r[5]),
+        run=r[6],
+        snapshot_level=r[7],
+    )
 
 
 def _integrity(row: Blob | ChainRow, reason: str) -> TextstoreIntegrityError:
@@ -233,32 +223,27 @@ def _check(row: Blob | ChainRow, text: str) -> None:
         raise _integrity(row, "rebuilt text does not match its SHA-256")
 
 
-def _nearest_cached(rows: list[ChainRow]) -> tuple[int, str | None]:
-    """The index of the first row of the chain whose text is cached, and that text."""
-    for index, row in enumerate(rows):
-        text = _cached(row.sha256)
-        if text is not None:
-            return index, text
-    return len(rows) - 1, None
-
-
 def blob_read(*, sha: str) -> str:
     """The text stored under `sha`, verified against it (or from the LRU of verified texts).
 
-    One query fetches the chain down to the nearest checkpoint (a snapshot, or a checkpoint kept
-    every CHECKPOINT_EVERY plain deltas): a warm read fetches at most that many rows and applies
-    only the deltas above the nearest cached text on them. When none of them is cached (a cold
-    read), a second query fetches the chain down to its full snapshot. Texts enter the base
-    cache only once their own SHA-256 has been checked, so a cached base is never wrong.
+    One query fetches the chain. The rebuild starts from the nearest text on it found in the
+    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
+    deltas — and applies only the deltas above it, all at once (`delta_apply_many`: the texts
+    between two checkpoints are never built). Texts enter the base cache only once their own
+    SHA-256 has been checked, so a cached base is never wrong.
     """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    rows = _read_chain(sha, to_checkpoint=True)
-    start, text = _nearest_cached(rows)
-    if text is None and rows[-1].kind != Blob.Kind.FULL:
-        rows = _read_chain(sha)
-        start, text = _nearest_cached(rows)
+    chain = _read_chain(sha)
+    start, text = len(chain) - 1, None
+    for index, r in enumerate(chain):
+        text = _cached(r[0])
+        if text is not None:
+            start = index
+            break
+    # Only the rows above the nearest cached text are decoded (all of them on a cold read).
+    rows = [_chain_row(r) for r in chain[: start + 1]]
     if text is None:
         snapshot = rows[-1]
         if snapshot.kind != Blob.Kind.FULL:

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from textstore.cache import base_cache, caches_clear, text_cache
 from textstore.exceptions import TextstoreIntegrityError
 from textstore.models import Blob
-from textstore.selectors import CHECKPOINT_EVERY, _read_chain, blob_read
+from textstore.selectors import CHECKPOINT_EVERY, blob_read
 from textstore.services import blob_put
 
 from .helpers import history
@@ -50,24 +50,32 @@ def test_a_warm_read_is_one_query_and_applies_few_deltas():
         assert len(queries) == 1, [q["sql"] for q in queries.captured_queries]
 
 
-def test_a_warm_read_fetches_the_chain_only_down_to_the_nearest_checkpoint():
+def test_a_warm_read_applies_only_the_run_above_the_nearest_checkpoint_at_once(monkeypatch):
+    from textstore import selectors
+
     texts, blobs = _stored(40)
     latest = blobs[-1]
-    full = _read_chain(latest.sha256)
-    short = _read_chain(latest.sha256, to_checkpoint=True)
-    assert len(full) > CHECKPOINT_EVERY + 1, "the chain must be longer than a checkpoint's run"
-    assert 2 <= len(short) <= CHECKPOINT_EVERY + 1
-    assert [r.sha256 for r in short] == [r.sha256 for r in full[: len(short)]]
-    assert short[-1].run % CHECKPOINT_EVERY == 0  # a checkpoint (or a snapshot: run 0)
-    assert all(r.run % CHECKPOINT_EVERY for r in short[1:-1])
-    # Cold: the checkpoint is not cached yet, so a second query reads down to the snapshot.
+    rows = {b.sha256: b for b in Blob.objects.filter(sha256__in=[b.sha256 for b in blobs])}
+    assert rows[latest.sha256].run % CHECKPOINT_EVERY > 1, "the latest must sit past a checkpoint"
     with CaptureQueriesContext(connection) as queries:
-        assert blob_read(sha=latest.sha256) == texts[-1]
-    assert len(queries) == 2
+        assert blob_read(sha=latest.sha256) == texts[-1]  # cold: from the snapshot
+    assert len(queries) == 1
     text_cache.clear()
+    runs: list[int] = []
+    real_many = selectors.delta_apply_many
+    monkeypatch.setattr(
+        selectors,
+        "delta_apply_many",
+        lambda *, source, deltas: (
+            runs.append(len(deltas)) or real_many(source=source, deltas=deltas)
+        ),
+    )
+    monkeypatch.setattr(selectors, "_snapshot_text", lambda row: pytest.fail("snapshot decoded"))
     with CaptureQueriesContext(connection) as queries:
         assert blob_read(sha=latest.sha256) == texts[-1]
     assert len(queries) == 1
+    # One pass over the deltas since the checkpoint below the latest.
+    assert runs == [rows[latest.sha256].run % CHECKPOINT_EVERY]
 
 
 def test_a_checkpoint_is_cached_only_after_its_hash_is_checked():
