@@ -10,7 +10,9 @@ not see raises NotFound, exactly like a missing id. Share links are resolved sep
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.tokens import token_hash
@@ -168,24 +170,106 @@ def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
     return (
         PromptVersion.objects.filter(prompt=prompt)
         .select_related("author")
-        .only(
-            "id",
-            "prompt_id",
-            "parent_id",
-            "number",
-            "author__username",
-            "created_at",
-            "message",
-            "content_hash",
-            "provider",
-            "model",
-        )
+        .only(*_TREE_FIELDS)
         .order_by("number")
     )
 
 
+_TREE_FIELDS = (
+    "id",
+    "prompt_id",
+    "parent_id",
+    "number",
+    "author__username",
+    "created_at",
+    "message",
+    "content_hash",
+    "provider",
+    "model",
+)
+
+
+@dataclass(frozen=True)
+class VersionWindow:
+    """The part of a prompt's history a page draws, in save order (parents before children).
+
+    `versions` holds the newest `newest` versions plus the given version and up to `ancestry`
+    of its ancestors; `parent_numbers` the numbers of parents that are not in it (their
+    children draw a stub); `total` how many versions the prompt has; `newest_from` the number
+    of the oldest of the newest versions (everything from it up is shown).
+    """
+
+    versions: list[PromptVersion]
+    parent_numbers: dict[int, int]
+    total: int
+    newest_from: int
+
+
+def version_window(
+    *, prompt: Prompt, newest: int, around: PromptVersion | None = None, ancestry: int = 0
+) -> VersionWindow:
+    """A bounded window of the version tree, in one query whatever the history's length.
+
+    Numbers run 1..n within a prompt without holes (assigned as max + 1 under a unique
+    constraint; versions are never deleted), so the newest row's number is the count.
+    The ancestry is walked by a recursive query bounded by `ancestry` steps.
+    """
+    table = connection.ops.quote_name(PromptVersion._meta.db_table)
+    # Table name from model metadata, values as parameters.
+    ancestors = (
+        f"WITH RECURSIVE up(id, step) AS ("  # noqa: S608
+        f" SELECT id, 0 FROM {table} WHERE id = %s AND prompt_id = %s"
+        f" UNION ALL"
+        f" SELECT v.parent_id, up.step + 1 FROM {table} v JOIN up ON v.id = up.id"
+        f" WHERE v.parent_id IS NOT NULL AND up.step < %s"
+        f") SELECT id FROM up"
+    )
+    newest_ids = (
+        PromptVersion.objects.filter(prompt=prompt).order_by("-number").values("id")[:newest]
+    )
+    wanted = Q(pk__in=newest_ids)
+    if around is not None:
+        # Values as parameters; the SQL text is built from model metadata only.
+        wanted |= Q(pk__in=RawSQL(ancestors, (around.pk, prompt.pk, ancestry)))  # noqa: S611
+    rows = list(
+        PromptVersion.objects.filter(wanted, prompt=prompt)
+        .select_related("author", "parent")
+        .only(*_TREE_FIELDS, "parent__number")
+        .order_by("number")
+    )
+    shown = {v.pk for v in rows}
+    parent_numbers = {
+        v.parent_id: v.parent.number
+        for v in rows
+        if v.parent_id is not None and v.parent_id not in shown and v.parent is not None
+    }
+    total = rows[-1].number if rows else 0
+    newest_from = max(total - newest + 1, 1)
+    return VersionWindow(
+        versions=rows, parent_numbers=parent_numbers, total=total, newest_from=newest_from
+    )
+
+
+def version_newest(*, prompt: Prompt) -> PromptVersion:
+    """The prompt's newest version (every prompt has one: it is created with v1)."""
+    version = (
+        PromptVersion.objects.select_related("author")
+        .filter(prompt=prompt)
+        .order_by("-number")
+        .first()
+    )
+    if version is None:
+        raise NotFound
+    return version
+
+
 def label_list(*, prompt: Prompt) -> QuerySet[Label]:
-    return Label.objects.filter(prompt=prompt).select_related("version").order_by("name")
+    """The prompt's labels by name, each with its version (and that version's author)."""
+    return (
+        Label.objects.filter(prompt=prompt)
+        .select_related("version", "version__author")
+        .order_by("name")
+    )
 
 
 def label_moves(*, prompt: Prompt, limit: int = 50) -> QuerySet[LabelMove]:

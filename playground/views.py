@@ -26,7 +26,7 @@ from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
-from .pages import prompt_page_build
+from .pages import prompt_page_build, tree_shown_parse, version_tree_view
 from .selectors import (
     PromptAccess,
     access_log,
@@ -185,8 +185,9 @@ def _prompt_page(
     editor_values: dict[str, Any] | None = None,
     error: PlaygroundError | None = None,
     status: int = 200,
+    shown: int | None = None,
 ) -> HttpResponse:
-    page = prompt_page_build(access=access, selected=selected)
+    page = prompt_page_build(access=access, selected=selected, shown=shown)
     selected = page.selected
     return render(
         request,
@@ -195,6 +196,7 @@ def _prompt_page(
             "section": "playground",
             "prompt": access.prompt,
             "access": access,
+            "tree": page.tree,
             "layout": page.layout,
             "labels": page.labels,
             "label_moves": label_moves(prompt=access.prompt, limit=30),
@@ -219,8 +221,40 @@ def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
     version_id = request.GET.get("v")
     selected = _version_or_404(access.prompt, version_id) if version_id else None
+    try:
+        shown = tree_shown_parse(request.GET.get("show"))
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
     access_log_grant_use(access=access, user=request_actor(request), path="page")
-    return _prompt_page(request, access, selected)
+    return _prompt_page(request, access, selected, shown=shown)
+
+
+@login_required
+def prompt_tree_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """The version tree alone (htmx "Show older versions"): the newest `show` versions, and the
+    selected version `v` with its ancestors, as on the page."""
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
+    selected = _version_or_404(access.prompt, request.GET.get("v"))
+    try:
+        shown = tree_shown_parse(request.GET.get("show"))
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
+    tree = version_tree_view(
+        access=access, selected=selected, labels=list(label_list(prompt=access.prompt)), shown=shown
+    )
+    return render(
+        request,
+        "playground/_tree.html",
+        {
+            "prompt": access.prompt,
+            "tree": tree,
+            "layout": tree.layout,
+            "selected": selected,
+            "versions_count": tree.total,
+            "diff_default_a": selected.parent_id or selected.pk,
+            "revealed_from": request.GET.get("from", ""),
+        },
+    )
 
 
 @login_required
