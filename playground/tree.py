@@ -13,7 +13,8 @@ Rules (each one is tested on forked histories in tests/playground/test_tree.py):
 A long history is drawn as a *window* of it (playground.selectors.version_window): any subset of
 the versions in save order. Versions left out between two shown ones become one gap row
 ("… 37 older versions"); a shown version whose parent is left out gets a short dashed stub
-below its dot, naming the parent, instead of an edge (the stub never reaches another row).
+below its dot, naming the parent, instead of an edge (the stub never reaches another row's dot,
+and its lane is kept free in the row below, so it never reads as the line of another version).
 """
 
 from dataclasses import dataclass, field
@@ -160,7 +161,12 @@ def tree_layout(
             continued.add(version.parent_id)
             lane_of[version.id] = lane_of[version.parent_id]
             continue
-        start = parent_index + 1 if parent_index is not None else i
+        if parent_index is not None:
+            start = parent_index + 1
+        elif version.parent_id and i:
+            start = i - 1  # its stub reaches into the row below: keep other lines out of it
+        else:
+            start = i
         lane = 0
         while lane < len(lanes) and not _lane_free(lanes[lane], start, last[i]):
             lane += 1

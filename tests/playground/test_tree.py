@@ -154,6 +154,11 @@ def assert_window_well_drawn(layout: Layout, shown: list[SimpleNamespace]) -> No
             assert stub.points[-1] == (child.x, child.y)
             assert 0 < stub.points[0][1] - child.y < 17, "a stub stays within its own row"
             assert by_id[version.id].parent_elided
+            # Nothing in the stub's lane in the row below: it must not read as that one's line.
+            below = [n for n in layout.nodes if n.row == child.row + 1 and n.x == child.x]
+            assert not below, (
+                f"v{version.number}'s stub runs into v{below[0].number}" if below else ""
+            )
     # No line (edge or stub) runs through a foreign dot.
     lines = [(e.parent_id, e.child_id, e.points) for e in layout.edges]
     lines += [(s.parent_id, s.child_id, s.points) for s in layout.stubs]
