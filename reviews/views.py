@@ -21,10 +21,11 @@ from questionbank.selectors import question_list
 
 from .exceptions import NotFound, ReviewsError
 from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
-from .pages import review_page_build
+from .pages import card_batch_build, review_page_build
 from .rendering import markdown_render
 from .selectors import (
     annotation_counts_by_area,
+    annotation_rows,
     checklist_coverage,
     checklist_list,
     doc_get_for_user,
@@ -260,6 +261,18 @@ def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
     }
 
 
+def _card_context(review: Review, viewed: DocRevision, user_id: int) -> dict[str, Any]:
+    """What an annotation card needs besides its view (the page's and the fragment's alike)."""
+    return {
+        "review": review,
+        "viewed": viewed,
+        "can_edit": review.status == Review.Status.DRAFT and review.reviewer_id == user_id,
+        "areas": Area.choices,
+        "severities": Annotation.Severity.choices,
+        "issue_statuses": Annotation.Status.choices,
+    }
+
+
 def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     revisions = list(revision_list(doc=review.revision.doc))
     wanted = request.GET.get("rev")
@@ -271,27 +284,59 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
         request,
         "reviews/review_detail.html",
         {
+            **_card_context(review, page.viewed, user_id),
             "section": "reviews",
             "page": page,
             "doc": review.revision.doc,
             "revisions": page.revisions,
-            "viewed": page.viewed,
             "on_reviewed": page.on_reviewed,
             "doc_html": page.doc_html,
             "source_html": page.source_html,
-            "annotations": page.annotations,
+            "annotations_count": len(page.rows),
             "risks": page.risks,
             "by_area": page.by_area,
+            "cards": page.cards,
             "orphans": page.orphans,
             "here_counts": page.here_counts,
-            "areas": Area.choices,
             "kinds": Annotation.Kind.choices,
-            "severities": Annotation.Severity.choices,
-            "issue_statuses": Annotation.Status.choices,
             "is_doc_author": page.is_doc_author,
             "verdicts": Verdict.choices,
             **_checklist_context(review, can_edit),
         },
+    )
+
+
+def _count_param(raw: str | None, name: str) -> int | None:
+    if raw in (None, ""):
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        raise ValueError(f"{name}: a whole number")
+    return int(raw)
+
+
+@login_required
+def review_cards_view(request: HttpRequest, review_id: int) -> HttpResponse:
+    """More annotation cards (htmx "Show more annotations"): REVIEW_CARDS_WINDOW from
+    `offset`, or further up to the annotation `until` (a highlight or link to a card that is
+    not on the page yet)."""
+    review = _review_or_404(request, review_id)
+    revisions = list(revision_list(doc=review.revision.doc))
+    wanted = request.GET.get("rev")
+    viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
+    try:
+        offset = _count_param(request.GET.get("offset"), "offset") or 0
+        until = _count_param(request.GET.get("until"), "until")
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
+    user_id = request_actor(request).pk
+    rows = annotation_rows(review=review, viewed=viewed)
+    batch = card_batch_build(
+        review=review, viewed=viewed, user_id=user_id, rows=rows, start=offset, until=until
+    )
+    return render(
+        request,
+        "reviews/_cards.html",
+        {**_card_context(review, viewed, user_id), "cards": batch, "reveal": True},
     )
 
 

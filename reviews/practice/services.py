@@ -50,9 +50,7 @@ def mock_review_start(*, actor: User, doc: DesignDoc) -> tuple[Review, bool]:
             review = Review.objects.create(revision=revision, reviewer_id=actor.pk, attempt=attempt)
     except IntegrityError:  # a concurrent start won (one draft per reviewer): resume its draft
         return (
-            Review.objects.get(
-                revision=revision, reviewer_id=actor.pk, status=Review.Status.DRAFT
-            ),
+            Review.objects.get(revision=revision, reviewer_id=actor.pk, status=Review.Status.DRAFT),
             False,
         )
     checklist_rows_create(review)
