@@ -243,8 +243,9 @@ TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_0
 PLAYGROUND_TREE_WINDOW = env_int("PLAYGROUND_TREE_WINDOW", 50)
 PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
 PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
-# Review page: annotation cards rendered with the page; the rest load on demand, this many a time.
-REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 30)
+# Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
+# many cards a time (risks: all at once).
+REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 20)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)

@@ -110,6 +110,13 @@ def card_batch_build(
     return CardBatch(groups=groups, start=start, end=end, remaining=len(order) - end)
 
 
+def risks_worst_first(rows: list[AnnotationRow]) -> list[AnnotationRow]:
+    """The risks among `rows`, worst first (rank 1 first, then unranked by severity)."""
+    risks = (r for r in rows if r.kind == Annotation.Kind.RISK)
+    # Open risks first in rank order; resolved and dropped ones after (marked on the page).
+    return sorted(risks, key=lambda r: (r.status != Annotation.Status.OPEN, risk_order(r)))
+
+
 @dataclass(frozen=True)
 class ReviewPage:
     """A review shown on one revision of its document (the reviewed one, or a later one).
@@ -135,13 +142,7 @@ class ReviewPage:
 
     @property
     def risks(self) -> list[AnnotationRow]:
-        """Risks, worst first (rank 1 first, then unranked by severity)."""
-        risks = (r for r in self.rows if r.kind == Annotation.Kind.RISK)
-        # Open risks first in rank order; resolved and dropped ones after (marked on the page).
-        return sorted(
-            risks,
-            key=lambda r: (r.status != Annotation.Status.OPEN, risk_order(r)),
-        )
+        return risks_worst_first(self.rows)
 
     @property
     def by_area(self) -> list[AreaGroup]:

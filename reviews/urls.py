@@ -13,6 +13,7 @@ urlpatterns = [
     path("d/<int:doc_id>/review/", views.review_start_view, name="start"),
     path("r/<int:review_id>/", views.review_detail_view, name="review"),
     path("r/<int:review_id>/cards/", views.review_cards_view, name="cards"),
+    path("r/<int:review_id>/risks/", views.review_risks_view, name="risks"),
     path("r/<int:review_id>/checklist/", views.review_checklist_view, name="checklist"),
     path("r/<int:review_id>/submit/", views.review_submit_view, name="submit"),
     path("d/<int:doc_id>/diff/", views_threads.revision_diff_view, name="diff"),

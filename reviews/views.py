@@ -7,6 +7,7 @@ the checklist panel in place).
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -21,7 +22,7 @@ from questionbank.selectors import question_list
 
 from .exceptions import NotFound, ReviewsError
 from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
-from .pages import card_batch_build, review_page_build
+from .pages import card_batch_build, review_page_build, risks_worst_first
 from .rendering import markdown_render
 from .selectors import (
     annotation_counts_by_area,
@@ -280,6 +281,7 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     user_id = request_actor(request).pk
     page = review_page_build(review=review, user_id=user_id, revisions=revisions, viewed=viewed)
     can_edit = review.status == Review.Status.DRAFT and review.reviewer_id == user_id
+    window = int(settings.REVIEW_CARDS_WINDOW)
     return render(
         request,
         "reviews/review_detail.html",
@@ -294,6 +296,8 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
             "source_html": page.source_html,
             "annotations_count": len(page.rows),
             "risks": page.risks,
+            "risks_shown": page.risks[:window],
+            "risks_rest": [r.pk for r in page.risks[window:]],
             "by_area": page.by_area,
             "cards": page.cards,
             "orphans": page.orphans,
@@ -312,6 +316,23 @@ def _count_param(raw: str | None, name: str) -> int | None:
     if not raw.isdigit() or len(raw) > 9:
         raise ValueError(f"{name}: a whole number")
     return int(raw)
+
+
+@login_required
+def review_risks_view(request: HttpRequest, review_id: int) -> HttpResponse:
+    """Every risk of the review, worst first (htmx "Show all risks": the page lists the first
+    REVIEW_CARDS_WINDOW)."""
+    review = _review_or_404(request, review_id)
+    user_id = request_actor(request).pk
+    rows = annotation_rows(review=review, viewed=review.revision)
+    return render(
+        request,
+        "reviews/_risk_items.html",
+        {
+            "risks": risks_worst_first(rows),
+            "can_edit": review.status == Review.Status.DRAFT and review.reviewer_id == user_id,
+        },
+    )
 
 
 @login_required

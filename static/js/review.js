@@ -245,10 +245,16 @@
   const riskList = document.getElementById("risk-list");
   if (riskList && canEdit) {
     const rankingError = document.getElementById("ranking-error");
+    // A long list shows its worst risks first; the others (data-rest, in order) follow them in
+    // every ranking sent, since the ranking lists every risk exactly once.
     const order = function () {
-      return Array.from(riskList.querySelectorAll(".risk-item")).map(function (li) {
+      const shown = Array.from(riskList.querySelectorAll(".risk-item")).map(function (li) {
         return parseInt(li.dataset.id, 10);
       });
+      const rest = (riskList.dataset.rest || "").split(",").filter(Boolean).map(function (id) {
+        return parseInt(id, 10);
+      });
+      return shown.concat(rest.filter(function (id) { return shown.indexOf(id) === -1; }));
     };
     const renumber = function () {
       riskList.querySelectorAll(".risk-item").forEach(function (li, index) {
@@ -320,6 +326,19 @@
       dragged = null;
       if (before && before.join(",") !== order().join(",")) save(before);
       before = null;
+    });
+  }
+
+  // "Show all risks": the whole list replaces the first ones; focus goes to the first new one.
+  const risksMore = document.getElementById("risks-more");
+  if (riskList && risksMore) {
+    document.addEventListener("htmx:afterSettle", function (event) {
+      if (event.detail.target !== riskList) return;
+      const shown = (riskList.dataset.rest || "").split(",").filter(Boolean)[0];
+      delete riskList.dataset.rest;
+      risksMore.remove();
+      const first = shown && riskList.querySelector('.risk-item[data-id="' + shown + '"] .risk-text');
+      if (first) first.focus();
     });
   }
 
