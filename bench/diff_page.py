@@ -45,6 +45,7 @@ def main() -> None:
     django.setup()
     from django.template.loader import render_to_string
 
+    from playground.content import content_validate
     from playground.diffing import DiffBlock, content_diff
 
     before = "".join(
@@ -55,19 +56,9 @@ def main() -> None:
     for k in range(args.edits):
         line = 2000 + k * (args.lines - 2000) // max(args.edits, 1)
         after = after.replace(f"Line {line:05d}: unchanged", f"Line {line:05d}: EDITED", 1)
-    base: dict[str, Any] = {
-        "provider": "echo",
-        "model": "echo-1",
-        "system": before,
-        "messages": [],
-        "params": {},
-        "tools": [],
-        "response_format": None,
-        "variables": {},
-    }
-    texts = [
-        t for t in content_diff(base, {**base, "system": after}, limit=None)["texts"] if t.changed
-    ]
+    base = content_validate({"provider": "echo", "model": "echo-1", "system": before})
+    edited = content_validate({"provider": "echo", "model": "echo-1", "system": after})
+    texts = [t for t in content_diff(base, edited, limit=None)["texts"] if t.changed]
     context = {"changes": [], "expand_url": "/p/1/diff/rows/?a=1&b=2", "fold_step": 20}
 
     def render(items: list[Any]) -> tuple[int, float]:

@@ -9,12 +9,15 @@ A version freezes everything needed to replay the call (DESIGN.md §5, shape in 
 
 `content_validate` is the one gate every writer (API, editor, services) goes through: it returns
 the canonical dict (defaults filled, keys fixed) or raises `ContentInvalid` naming the field.
+That dict is a `VersionContent`: input stays `Any` until it has passed the gate, and every reader
+after it (services, diffing, export, runs) takes the typed shape.
 """
 
 import hashlib
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_problem
 
@@ -45,6 +48,46 @@ TOP_LEVEL_KEYS = {
     "variables",
 }
 PARAM_KEYS = {"temperature", "max_tokens", "top_p", "stop"}
+
+
+class Message(TypedDict):
+    role: str  # one of ROLES
+    content: str
+
+
+class Params(TypedDict):
+    temperature: float | None
+    max_tokens: int
+    top_p: float | None
+    stop: list[str]
+
+
+class Tool(TypedDict):
+    name: str
+    description: str
+    input_schema: dict[str, Any]  # a JSON schema, free-form by nature
+
+
+class ResponseFormat(TypedDict):
+    name: str
+    schema: dict[str, Any]  # a JSON schema
+
+
+class VersionContent(TypedDict):
+    """A version's content once validated: every key present, every text a `str`."""
+
+    provider: str  # one of PROVIDERS
+    model: str
+    system: str
+    messages: list[Message]
+    params: Params
+    tools: list[Tool]
+    response_format: ResponseFormat | None
+    variables: dict[str, str]
+
+
+# Checks one long text (system, a message's content) of raw input; returns the text to store.
+TextCheck = Callable[[Any, str], str]
 
 
 def _fail(field: str, message: str) -> ContentInvalid:
@@ -85,7 +128,7 @@ def _json_schema(value: Any, field: str) -> dict[str, Any]:
     return value
 
 
-def _params(raw: Any) -> dict[str, Any]:
+def _params(raw: Any) -> Params:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -113,12 +156,13 @@ def _params(raw: Any) -> dict[str, Any]:
     return {"temperature": temperature, "max_tokens": max_tokens, "top_p": top_p, "stop": stop}
 
 
-def _tools(raw: Any) -> list[dict[str, Any]]:
+def _tools(raw: Any) -> list[Tool]:
     if raw is None:
         return []
     if not isinstance(raw, list) or len(raw) > MAX_TOOLS:
         raise _fail("tools", f"must be a list of at most {MAX_TOOLS} tools.")
-    tools, names = [], set()
+    tools: list[Tool] = []
+    names: set[str] = set()
     for index, tool in enumerate(raw):
         field = f"tools.{index}"
         if not isinstance(tool, dict):
@@ -135,7 +179,7 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     return tools
 
 
-def _response_format(raw: Any) -> dict[str, Any] | None:
+def _response_format(raw: Any) -> ResponseFormat | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -161,7 +205,7 @@ def _variables(raw: Any) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
+def content_validate(raw: Any, *, text_field: TextCheck = _text) -> VersionContent:
     """Validate `raw` and return its canonical form; raise ContentInvalid naming the field.
 
     `text_field` checks each long text (system, message contents); the upload flow passes one
@@ -184,7 +228,7 @@ def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
         raise _fail("messages", "must be a list of {role, content}.")
     if len(messages_raw) > MAX_MESSAGES:
         raise _fail("messages", f"at most {MAX_MESSAGES} messages.")
-    messages = []
+    messages: list[Message] = []
     for index, message in enumerate(messages_raw):
         field = f"messages.{index}"
         if not isinstance(message, dict):
@@ -209,13 +253,13 @@ def content_validate(raw: Any, *, text_field=_text) -> dict[str, Any]:
     }
 
 
-def content_hash(content: dict[str, Any]) -> str:
+def content_hash(content: VersionContent) -> str:
     """SHA-256 of the canonical JSON of the frozen fields (sorted keys, no spaces, UTF-8)."""
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def content_placeholders(content: dict[str, Any]) -> list[str]:
+def content_placeholders(content: VersionContent) -> list[str]:
     """Template variable names used in the texts, in order of first use."""
     texts = [content["system"], *(m["content"] for m in content["messages"])]
     seen: dict[str, None] = {}

@@ -17,6 +17,8 @@ from typing import Any
 
 from diff_match_patch import diff_match_patch
 
+from .content import Message, Tool, VersionContent
+
 DEFAULT_ROW_LIMIT = 400
 WORD = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 MISSING = object()
@@ -156,19 +158,17 @@ def _changes(path: str, before: Any, after: Any, out: list[dict[str, Any]]) -> N
     out.append(change)
 
 
-def _tools_by_name(tools: list[dict[str, Any]]) -> dict[str, Any]:
+def _tools_by_name(tools: list[Tool]) -> dict[str, Tool]:
     return {tool["name"]: tool for tool in tools}
 
 
-def messages_align(
-    old: list[dict[str, Any]], new: list[dict[str, Any]]
-) -> list[tuple[int | None, int | None]]:
+def messages_align(old: list[Message], new: list[Message]) -> list[tuple[int | None, int | None]]:
     """Pair the messages of two versions: identical messages by a sequence diff, then the
     deleted and inserted ones in between by position (an edited message), the rest unpaired.
     So inserting a message at the top shows one added message, not every message changed."""
     table: dict[tuple[str, str], str] = {}
 
-    def encode(messages: list[dict[str, Any]]) -> str:
+    def encode(messages: list[Message]) -> str:
         return "".join(
             table.setdefault((m["role"], m["content"]), chr(0xE000 + len(table))) for m in messages
         )
@@ -196,24 +196,34 @@ def messages_align(
 
 
 def content_diff(
-    before: dict[str, Any], after: dict[str, Any], *, limit: int | None = DEFAULT_ROW_LIMIT
+    before: VersionContent, after: VersionContent, *, limit: int | None = DEFAULT_ROW_LIMIT
 ) -> dict[str, Any]:
     """The whole diff of two contents: text diffs per text field plus a change list."""
     texts = [text_diff("system", before["system"], after["system"], limit=limit)]
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    empty: dict[str, Any] = {"role": MISSING, "content": ""}
     for old_index, new_index in messages_align(before["messages"], after["messages"]):
-        old = before["messages"][old_index] if old_index is not None else empty
-        new = after["messages"][new_index] if new_index is not None else empty
+        # A message missing on one side diffs as an empty text with no role.
+        old = before["messages"][old_index] if old_index is not None else None
+        new = after["messages"][new_index] if new_index is not None else None
         # Name a message by its place in the newer version, or the older one if it was removed.
         name = f"messages.{new_index if new_index is not None else old_index}"
-        diff = text_diff(f"{name}.content", old["content"], new["content"], limit=limit)
-        diff.role_before = None if old["role"] is MISSING else old["role"]
-        diff.role_after = None if new["role"] is MISSING else new["role"]
+        diff = text_diff(
+            f"{name}.content",
+            old["content"] if old else "",
+            new["content"] if new else "",
+            limit=limit,
+        )
+        diff.role_before = old["role"] if old else None
+        diff.role_after = new["role"] if new else None
         texts.append(diff)
-        _changes(f"{name}.role", old["role"], new["role"], changes)
+        _changes(
+            f"{name}.role",
+            old["role"] if old else MISSING,
+            new["role"] if new else MISSING,
+            changes,
+        )
     _changes("params", before["params"], after["params"], changes)
     _changes("tools", _tools_by_name(before["tools"]), _tools_by_name(after["tools"]), changes)
     _changes(

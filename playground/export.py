@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .content import Params, Tool, VersionContent
+
 Api = Literal["anthropic", "openai"]
 ExportFormat = Literal["curl", "python", "typescript", "json"]
 VariablesMode = Literal["substitute", "keep"]
@@ -154,7 +156,7 @@ _MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
 _OFFLINE_PROVIDERS = {"echo": "Redline's offline echo provider"}
 
 
-def export_warnings(*, content: Mapping[str, Any], api: Api) -> list[str]:
+def export_warnings(*, content: VersionContent, api: Api) -> list[str]:
     """What will make this export fail or misbehave. Nothing is rewritten: the export sends
     exactly the version's model and texts; these words only say what to change first."""
     warnings: list[str] = []
@@ -189,19 +191,21 @@ def export_warnings(*, content: Mapping[str, Any], api: Api) -> list[str]:
 # --- the intermediate request ---------------------------------------------------------------
 
 
-def _messages(content: Mapping[str, Any], text: Callable[[str], str]) -> list[dict[str, Any]]:
+def _messages(content: VersionContent, text: Callable[[str], str]) -> list[dict[str, Any]]:
     return [{"role": m["role"], "content": text(m["content"])} for m in content["messages"]]
 
 
-def _sampling(params: Mapping[str, Any], *, stop_key: str) -> dict[str, Any]:
+def _sampling(params: Params, *, stop_key: str) -> dict[str, Any]:
     """temperature and top_p when set, stop sequences when there are any."""
-    out = {key: params[key] for key in ("temperature", "top_p") if params.get(key) is not None}
+    out: dict[str, Any] = {
+        key: params[key] for key in ("temperature", "top_p") if params.get(key) is not None
+    }
     if params.get("stop"):
         out[stop_key] = list(params["stop"])
     return out
 
 
-def _anthropic_body(content: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, Any]:
+def _anthropic_body(content: VersionContent, text: Callable[[str], str]) -> dict[str, Any]:
     params = content["params"]
     body: dict[str, Any] = {"model": content["model"], "max_tokens": params["max_tokens"]}
     if content.get("system"):
@@ -221,7 +225,7 @@ def _anthropic_body(content: Mapping[str, Any], text: Callable[[str], str]) -> d
     return body
 
 
-def _openai_body(content: Mapping[str, Any], text: Callable[[str], str]) -> dict[str, Any]:
+def _openai_body(content: VersionContent, text: Callable[[str], str]) -> dict[str, Any]:
     params = content["params"]
     system = (
         [{"role": "system", "content": text(content["system"])}] if content.get("system") else []
@@ -244,7 +248,7 @@ def _openai_body(content: Mapping[str, Any], text: Callable[[str], str]) -> dict
     return body
 
 
-def _tool(tool: Mapping[str, Any], *, schema_key: str) -> dict[str, Any]:
+def _tool(tool: Tool, *, schema_key: str) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool["name"]}
     if tool.get("description"):
         out["description"] = tool["description"]
@@ -265,7 +269,7 @@ def _check_mode(variables: str) -> None:
 
 def export_request(
     *,
-    content: Mapping[str, Any],
+    content: VersionContent,
     api: Api,
     variables: VariablesMode = "substitute",
     stream: bool = False,
@@ -603,7 +607,7 @@ def _render_json(request: Mapping[str, Any]) -> str:
 
 def export_render(
     *,
-    content: Mapping[str, Any],
+    content: VersionContent,
     api: Api,
     format: ExportFormat,  # the HTTP API's parameter name, though it shadows the builtin
     variables: VariablesMode = "substitute",

@@ -26,6 +26,7 @@ from django.db import models
 from common.auth import Viewer
 from common.selectors import object_id_parse
 
+from .content import VersionContent
 from .exceptions import NotFound
 from .models import AccessGrant, Label, Prompt, PromptVersion, Role
 from .selectors import version_content
@@ -49,7 +50,7 @@ class VersionFetch:
     content_hash: str
     role: str
     grant_id: int | None
-    content: dict[str, Any]
+    content: VersionContent
 
     def as_json(self) -> dict[str, Any]:
         """The body of `GET /api/v1/versions/{id}/` (DESIGN §8)."""
@@ -71,17 +72,17 @@ class ContentCache:
 
     def __init__(self, entries: int) -> None:
         self._entries = entries
-        self._items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._items: OrderedDict[str, VersionContent] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> VersionContent | None:
         with self._lock:
             value = self._items.get(key)
             if value is not None:
                 self._items.move_to_end(key)
             return value
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: VersionContent) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -145,7 +146,7 @@ def _statement(kind: str) -> str:
     return sql
 
 
-def _content(row: PromptVersion) -> dict[str, Any]:
+def _content(row: PromptVersion) -> VersionContent:
     content = content_cache.get(row.content_hash)
     if content is None:
         content = version_content(version=row)

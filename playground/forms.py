@@ -10,6 +10,7 @@ from django.http import QueryDict
 
 from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
 
+from .content import VersionContent
 from .exceptions import ContentInvalid
 
 
@@ -72,7 +73,7 @@ def content_from_form(data: QueryDict) -> dict[str, Any]:
     }
 
 
-def content_as_form_values(content: dict[str, Any]) -> dict[str, Any]:
+def content_as_form_values(content: VersionContent) -> dict[str, Any]:
     """The editor's initial values for a content dict."""
     params = content["params"]
     return {

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.conf import settings
 
+from .content import VersionContent
 from .models import Label, PromptVersion
 from .selectors import (
     PromptAccess,
@@ -41,7 +42,7 @@ class PromptPage:
     main: Label | None
     selected: PromptVersion
     selected_labels: list[str]
-    content: dict[str, Any]
+    content: VersionContent
 
     @property
     def layout(self) -> Layout:

@@ -21,6 +21,7 @@ from common.exceptions import Forbidden
 from common.selectors import object_get_or_not_found, object_id_parse
 from textstore.selectors import blob_read
 
+from .content import VersionContent
 from .exceptions import NotFound
 from .models import (
     AccessGrant,
@@ -285,7 +286,7 @@ def label_main(*, prompt: Prompt) -> Label | None:
     return Label.objects.filter(prompt=prompt, name="main").select_related("version").first()
 
 
-def version_content(*, version: PromptVersion) -> dict[str, Any]:
+def version_content(*, version: PromptVersion) -> VersionContent:
     """The version's full content in the §8 shape, texts read back from textstore."""
     return {
         "provider": version.provider,

@@ -19,7 +19,7 @@ from common.exceptions import Forbidden
 from questionbank.models import Question
 from textstore.services import blob_put
 
-from .content import content_hash, content_validate
+from .content import VersionContent, content_hash, content_validate
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
     AccessGrant,
@@ -56,7 +56,7 @@ class SaveResult:
     main_number: int | None = None
 
 
-def _store_texts(content: dict[str, Any], parent: PromptVersion | None) -> dict[str, Any]:
+def _store_texts(content: VersionContent, parent: PromptVersion | None) -> dict[str, Any]:
     """Put every text into textstore, as a delta against the parent's same field if any."""
     parent_messages = parent.messages if parent else []
     system = blob_put(text=content["system"], base=parent.system_sha if parent else None)
@@ -75,7 +75,7 @@ def _insert_version(
     prompt: Prompt,
     parent: PromptVersion | None,
     author: User,
-    content: dict[str, Any],
+    content: VersionContent,
     digest: str,
     message: str,
 ) -> tuple[PromptVersion, bool]:

@@ -1,7 +1,5 @@
 """Share links, per-account grants, the shared-version endpoint and the access log."""
 
-from typing import Any
-
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -15,6 +13,7 @@ from rest_framework.views import APIView
 
 from common.auth import request_actor
 
+from ..content import VersionContent
 from ..exceptions import ContentInvalid, NotFound
 from ..models import AccessGrant, AccessLogEntry, PromptVersion, Role, ShareLink
 from ..selectors import (
@@ -198,7 +197,7 @@ class SharedVersionApi(APIView):
             )
 
         @extend_schema_field(OpenApiTypes.OBJECT)
-        def get_content(self, version: PromptVersion) -> dict[str, Any]:
+        def get_content(self, version: PromptVersion) -> VersionContent:
             return version_content(version=version)
 
     @extend_schema(responses=OutputSerializer, auth=[])

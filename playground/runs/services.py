@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -26,7 +25,7 @@ from django.utils import timezone
 
 from common.exceptions import Conflict, Forbidden
 
-from ..content import DEFAULT_MODELS, PROVIDERS, content_placeholders
+from ..content import DEFAULT_MODELS, PROVIDERS, VersionContent, content_placeholders
 from ..exceptions import ContentInvalid
 from ..export import export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
@@ -46,7 +45,7 @@ Status = Run.Status
 # --- create ---------------------------------------------------------------------------------
 
 
-def run_variables_resolve(*, content: Mapping[str, Any], given: Any) -> dict[str, str]:
+def run_variables_resolve(*, content: VersionContent, given: Any) -> dict[str, str]:
     """The values a run fills its texts with: the version's defaults, overridden by `given`.
 
     A name the version does not declare, or a placeholder with no value, is an error here,
@@ -72,7 +71,7 @@ def run_variables_resolve(*, content: Mapping[str, Any], given: Any) -> dict[str
                 field=f"variables.{name}",
             )
     values = {**declared, **given}
-    missing = [name for name in content_placeholders(dict(content)) if name not in values]
+    missing = [name for name in content_placeholders(content) if name not in values]
     if missing:
         raise ContentInvalid(
             f"variables: {{{{{missing[0]}}}}} is used in the prompt but has no value; declare it"
@@ -82,7 +81,7 @@ def run_variables_resolve(*, content: Mapping[str, Any], given: Any) -> dict[str
     return dict(sorted(values.items()))
 
 
-def _choose_model(content: Mapping[str, Any], provider: Any, model: Any) -> tuple[str, str]:
+def _choose_model(content: VersionContent, provider: Any, model: Any) -> tuple[str, str]:
     chosen_provider = content["provider"] if provider in (None, "") else provider
     if chosen_provider not in PROVIDERS:
         raise ContentInvalid(f"provider: must be one of {', '.join(PROVIDERS)}.", field="provider")
