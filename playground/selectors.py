@@ -8,6 +8,7 @@ not see raises NotFound, exactly like a missing id. Share links are resolved sep
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -191,6 +192,19 @@ _TREE_FIELDS = (
 
 
 @dataclass(frozen=True)
+class TreeVersion:
+    """What the version tree shows of one version (no content, no model instance: a tree row
+    is built for each of up to PLAYGROUND_TREE_MAX versions)."""
+
+    id: int
+    parent_id: int | None
+    number: int
+    message: str
+    author: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
 class VersionWindow:
     """The part of a prompt's history a page draws, in save order (parents before children).
 
@@ -200,7 +214,7 @@ class VersionWindow:
     of the oldest of the newest versions (everything from it up is shown).
     """
 
-    versions: list[PromptVersion]
+    versions: list[TreeVersion]
     parent_numbers: dict[int, int]
     total: int
     newest_from: int
@@ -232,17 +246,28 @@ def version_window(
     if around is not None:
         # Values as parameters; the SQL text is built from model metadata only.
         wanted |= Q(pk__in=RawSQL(ancestors, (around.pk, prompt.pk, ancestry)))  # noqa: S611
-    rows = list(
+    found = (
         PromptVersion.objects.filter(wanted, prompt=prompt)
-        .select_related("author", "parent")
-        .only(*_TREE_FIELDS, "parent__number")
         .order_by("number")
+        .values_list(
+            "id",
+            "parent_id",
+            "number",
+            "message",
+            "author__username",
+            "created_at",
+            "parent__number",
+        )
     )
-    shown = {v.pk for v in rows}
+    rows, parent_of = [], {}
+    for id_, parent_id, number, message, author, created_at, parent_number in found:
+        rows.append(TreeVersion(id_, parent_id, number, message, author, created_at))
+        parent_of[parent_id] = parent_number
+    shown = {v.id for v in rows}
     parent_numbers = {
-        v.parent_id: v.parent.number
-        for v in rows
-        if v.parent_id is not None and v.parent_id not in shown and v.parent is not None
+        parent_id: number
+        for parent_id, number in parent_of.items()
+        if parent_id is not None and parent_id not in shown
     }
     total = rows[-1].number if rows else 0
     newest_from = max(total - newest + 1, 1)

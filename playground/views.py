@@ -26,7 +26,7 @@ from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
-from .pages import prompt_page_build, tree_shown_parse, version_tree_view
+from .pages import TreeView, prompt_page_build, tree_shown_parse, version_tree_view
 from .selectors import (
     PromptAccess,
     access_log,
@@ -57,6 +57,7 @@ from .services import (
     share_link_revoke,
 )
 from .shared import LoginRequired, shared_open
+from .tree_html import TreeHtml, tree_html
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
 EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
@@ -177,6 +178,17 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
     return redirect("playground:prompt", prompt_id=prompt.pk)
 
 
+def _tree_html(prompt: Prompt, tree: TreeView, selected: PromptVersion) -> TreeHtml:
+    return tree_html(
+        layout=tree.layout,
+        prompt_id=prompt.pk,
+        selected_id=selected.pk,
+        compare_from=selected.parent_id or selected.pk,
+        next_shown=tree.next_shown,
+        step=tree.step,
+    )
+
+
 def _prompt_page(
     request: HttpRequest,
     access: PromptAccess,
@@ -197,6 +209,7 @@ def _prompt_page(
             "prompt": access.prompt,
             "access": access,
             "tree": page.tree,
+            "tree_html": _tree_html(access.prompt, page.tree, selected),
             "layout": page.layout,
             "labels": page.labels,
             "label_moves": label_moves(prompt=access.prompt, limit=30),
@@ -206,7 +219,6 @@ def _prompt_page(
             "content": page.content,
             "error": error,
             "versions_count": page.versions_count,
-            "diff_default_a": selected.parent_id or selected.pk,
             "can_edit": access.can_edit,
             "is_owner": access.is_owner,
             **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
@@ -242,17 +254,18 @@ def prompt_tree_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     tree = version_tree_view(
         access=access, selected=selected, labels=list(label_list(prompt=access.prompt)), shown=shown
     )
+    revealed = request.GET.get("from", "")
     return render(
         request,
         "playground/_tree.html",
         {
             "prompt": access.prompt,
             "tree": tree,
+            "tree_html": _tree_html(access.prompt, tree, selected),
             "layout": tree.layout,
             "selected": selected,
             "versions_count": tree.total,
-            "diff_default_a": selected.parent_id or selected.pk,
-            "revealed_from": request.GET.get("from", ""),
+            "revealed_from": revealed if revealed.isdigit() else "",
         },
     )
 

@@ -111,3 +111,16 @@ def test_tree_fragment_is_404_for_others(client):
     client.force_login(owner)
     # A version of another prompt is not a version of this one.
     assert client.get(f"/playground/p/{prompt.pk}/tree/?v={w1.pk}").status_code == 404
+
+
+def test_tree_rows_escape_user_text(client, small_window):
+    owner = make_user('o"<b>wner')
+    client.force_login(owner)
+    prompt, v1 = make_prompt(owner)
+    message = '"><img src=x onerror=alert(1)> & <script>x</script>'
+    save(owner, prompt, v1, message, system="two")
+    html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    tree = html[html.index('<ol class="tree-rows">') : html.index("</ol>", html.index("tree-rows"))]
+    assert "<img" not in tree and "<script>" not in tree and 'o"<b>' not in tree
+    assert 'title="v2: &quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; &lt;script&gt;' in tree
+    assert "o&quot;&lt;b&gt;wner" in tree
