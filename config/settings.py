@@ -245,7 +245,7 @@ PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
 PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
 # Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
 # many cards a time (risks: all at once).
-REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 20)
+REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 10)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
