@@ -98,36 +98,55 @@ _READ_COLUMNS = (
 
 
 @functools.cache
-def _chain_sql(vendor: str) -> str:
-    """The chain query for a database vendor (built once: names quoted from model metadata)."""
+def _chain_sql(vendor: str, to_checkpoint: bool) -> str:
+    """The chain query for a database vendor (built once: names quoted from model metadata).
+
+    With `to_checkpoint` the walk stops, past its first row, at the first checkpoint: a row whose
+    run is a multiple of CHECKPOINT_EVERY (snapshots have run 0) — the rows `blob_read` keeps in
+    the base cache.
+    """
     del vendor  # only the cache key: quoting differs between vendors
     table = connection.ops.quote_name(Blob._meta.db_table)
     columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in _READ_COLUMNS)
+    run = connection.ops.quote_name("run")
+    stop = f" AND (c.step = 0 OR b.{run} %% {CHECKPOINT_EVERY} <> 0)" if to_checkpoint else ""
     # Table and column names from model metadata, values as parameters.
     return (
         f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
         f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
         f" UNION ALL"
         f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
-        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
+        f" WHERE b.base_id IS NOT NULL AND c.step < %s{stop}"
         f") SELECT {columns} FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
     )
 
 
-def _read_chain(sha: str) -> list[tuple[Any, ...]]:
+def _read_chain(sha: str, *, to_checkpoint: bool = False) -> list[tuple[Any, ...]]:
     """The rows needed to rebuild `sha` as plain tuples (`_READ_COLUMNS`), blob first and its
-    full snapshot last, in one query.
+    full snapshot last (with `to_checkpoint`: down to its nearest checkpoint), in one query.
 
     Tuples through a cursor: a read runs on every cold fetch, and building model instances for
     a chain of up to the cap's length cost more than the query itself. `_chain_row` makes the
     rows a read needs into ChainRows: on a warm server only those above the nearest cached text.
     """
     with connection.cursor() as cursor:
-        cursor.execute(_chain_sql(connection.vendor), [_check_sha(sha), _CHAIN_GUARD])
+        cursor.execute(
+            _chain_sql(connection.vendor, to_checkpoint), [_check_sha(sha), _CHAIN_GUARD]
+        )
         rows = cursor.fetchall()
     if not rows:
         raise BlobNotFound(sha)
     return rows
+
+
+def _nearest_cached(chain: list[tuple[Any, ...]]) -> tuple[int, str | None]:
+    """The index of the first row of `chain` whose text is cached, and that text (else the last
+    index and None)."""
+    for index, r in enumerate(chain):
+        text = _cached(r[0])
+        if text is not None:
+            return index, text
+    return len(chain) - 1, None
 
 
 def _chain_row(r: tuple[Any, ...]) -> ChainRow:
@@ -226,22 +245,28 @@ def _check(row: Blob | ChainRow, text: str) -> None:
 def blob_read(*, sha: str) -> str:
     """The text stored under `sha`, verified against it (or from the LRU of verified texts).
 
-    One query fetches the chain. The rebuild starts from the nearest text on it found in the
-    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
-    deltas — and applies only the deltas above it, all at once (`delta_apply_many`: the texts
-    between two checkpoints are never built). Texts enter the base cache only once their own
-    SHA-256 has been checked, so a cached base is never wrong.
+    One query fetches the chain down to its nearest checkpoint (a snapshot, or every
+    CHECKPOINT_EVERY-th plain delta of a run, which reads keep in the base cache): at most that
+    many rows, and none of the snapshot's payload, however long the run below is. The rebuild
+    starts from the nearest cached text on them and applies the deltas above it all at once
+    (`delta_apply_many`: the texts in between are never built). A read whose checkpoint is not
+    cached yet needs a second query for the chain down to its full snapshot; with an empty base
+    cache (a process's first reads) the whole chain is fetched at once.
+    Texts enter the base cache only once their own SHA-256 has been checked, so a cached base
+    is never wrong.
     """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    chain = _read_chain(sha)
-    start, text = len(chain) - 1, None
-    for index, r in enumerate(chain):
-        text = _cached(r[0])
-        if text is not None:
-            start = index
-            break
+    # Warm (a server that has read near here): the rows down to the nearest checkpoint, whose
+    # text is cached. When it is not (yet), a second query reads the whole chain; with nothing
+    # in the base cache no checkpoint can be cached, so the whole chain comes at once.
+    warm = len(base_cache) > 0
+    chain = _read_chain(sha, to_checkpoint=warm)
+    start, text = _nearest_cached(chain)
+    if text is None and warm and chain[-1][1] != Blob.Kind.FULL:
+        chain = _read_chain(sha)
+        start, text = _nearest_cached(chain)
     # Only the rows above the nearest cached text are decoded (all of them on a cold read).
     rows = [_chain_row(r) for r in chain[: start + 1]]
     if text is None:
