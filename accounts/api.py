@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from common.auth import request_actor
 from common.exceptions import DomainError
 
-from .models import ApiToken
+from .models import PASSWORD_MAX_CHARS, USERNAME_MAX_CHARS, ApiToken
 from .selectors import api_token_get_for_user, api_token_list_for_user
 from .services import api_token_create, api_token_revoke
 from .throttle import login_failure_record, login_throttle_check
@@ -41,8 +41,8 @@ class TokenCreateApi(APIView):
     permission_classes = [AllowAny]
 
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=4096, trim_whitespace=False)
+        username = serializers.CharField(max_length=USERNAME_MAX_CHARS)
+        password = serializers.CharField(max_length=PASSWORD_MAX_CHARS, trim_whitespace=False)
         expires_at = serializers.DateTimeField(
             required=False, allow_null=True, help_text="Optional expiry; none = never expires."
         )

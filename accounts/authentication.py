@@ -1,3 +1,4 @@
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -21,27 +22,23 @@ class ApiKeyUse:
     id: int
 
 
-_sql: list[str] = []
-
-
+@functools.cache
 def _statement() -> str:
     """The key look-up: the key's row and its user in one query, written once per process.
 
     Raw SQL because this runs on every API request: the ORM would compile the same join each
     time (a measurable share of a cheap request, see bench/api_throughput.py).
     """
-    if not _sql:
-        user = get_user_model()._meta.db_table
-        token = ApiToken._meta.db_table
-        user_fk = ApiToken._meta.get_field("user").column
-        # Table and column names come from model metadata; the hash is a parameter.
-        _sql.append(
-            f"SELECT u.*, t.id AS api_key_id,"  # noqa: S608
-            f" (t.last_used_at IS NULL OR t.last_used_at < %s) AS api_key_use_stale,"
-            f" (t.expires_at IS NOT NULL AND t.expires_at <= %s) AS api_key_expired"
-            f" FROM {user} u JOIN {token} t ON t.{user_fk} = u.id WHERE t.key_hash = %s"
-        )
-    return _sql[0]
+    user = get_user_model()._meta.db_table
+    token = ApiToken._meta.db_table
+    user_fk = ApiToken._meta.get_field("user").column
+    # Table and column names come from model metadata; the hash is a parameter.
+    return (
+        f"SELECT u.*, t.id AS api_key_id,"  # noqa: S608
+        f" (t.last_used_at IS NULL OR t.last_used_at < %s) AS api_key_use_stale,"
+        f" (t.expires_at IS NOT NULL AND t.expires_at <= %s) AS api_key_expired"
+        f" FROM {user} u JOIN {token} t ON t.{user_fk} = u.id WHERE t.key_hash = %s"
+    )
 
 
 class HashedTokenAuthentication(TokenAuthentication):

@@ -1,6 +1,11 @@
 from django.conf import settings
 from django.db import models
 
+# The length of django.contrib.auth's `User.username`, for inputs checked before a lookup.
+USERNAME_MAX_CHARS = 150
+# The longest password the log-in API will hash: a bound on the work one request can ask for.
+PASSWORD_MAX_CHARS = 4096
+
 
 class ApiToken(models.Model):
     """An API key for `Authorization: Token <key>`. Only the SHA-256 of the key is stored."""

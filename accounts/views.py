@@ -15,6 +15,7 @@ from common.auth import request_actor
 from common.exceptions import RateLimited
 
 from .forms import SignUpForm
+from .models import USERNAME_MAX_CHARS
 from .selectors import api_token_get_for_user, api_token_list_for_user
 from .services import api_token_create, api_token_revoke
 from .throttle import login_failure_record, login_throttle_check
@@ -38,13 +39,18 @@ def signup(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _posted_username(request: HttpRequest) -> str:
+    """The username a log-in form posted, as the throttle counts it."""
+    return str(request.POST.get("username", ""))[:USERNAME_MAX_CHARS]
+
+
 class ThrottledLoginView(LoginView):
     """Django's log-in, with failed attempts throttled per account and per client address."""
 
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))[:150]
+        username = _posted_username(request)
         try:
             login_throttle_check(request=request, username=username)
         except RateLimited as error:
@@ -57,7 +63,7 @@ class ThrottledLoginView(LoginView):
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        username = str(self.request.POST.get("username", ""))[:150]
+        username = _posted_username(self.request)
         login_failure_record(request=self.request, username=username)
         return super().form_invalid(form)
 

@@ -50,7 +50,7 @@ def client_ip(request: HttpRequest) -> str:
     address, and one guesser would lock out everyone.
     """
     remote = request.META.get("REMOTE_ADDR", "") or "unknown"
-    proxies = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
+    proxies = int(settings.TRUSTED_PROXY_COUNT)
     if proxies <= 0:
         return remote
     forwarded = [

@@ -34,6 +34,7 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_STOP_SEQUENCES = 16
 MAX_MESSAGES = 500
 MAX_TOOLS = 128
+MODEL_MAX_CHARS = 200
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -220,8 +221,8 @@ def content_validate(raw: Any, *, text_field: TextCheck = _text) -> VersionConte
     if provider not in PROVIDERS:
         raise _fail("provider", f"must be one of {', '.join(PROVIDERS)}.")
     model = _text(raw.get("model") or DEFAULT_MODELS[provider], "model").strip()
-    if not model or len(model) > 200:
-        raise _fail("model", "must be 1-200 characters.")
+    if not model or len(model) > MODEL_MAX_CHARS:
+        raise _fail("model", f"must be 1-{MODEL_MAX_CHARS} characters.")
     system = text_field(raw.get("system", ""), "system")
     messages_raw = raw.get("messages", [])
     if not isinstance(messages_raw, list):

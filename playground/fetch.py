@@ -15,8 +15,7 @@ content by its hash in a process-local cache:
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from django.db import models
 
 from common.auth import Viewer
+from common.lru import LruCache
 from common.selectors import object_id_parse
 
 from .content import VersionContent
@@ -67,34 +67,8 @@ class VersionFetch:
         }
 
 
-class ContentCache:
-    """Process-local LRU: content hash → content dict (immutable, so never stale)."""
-
-    def __init__(self, entries: int) -> None:
-        self._entries = entries
-        self._items: OrderedDict[str, VersionContent] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> VersionContent | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: VersionContent) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._entries:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-content_cache = ContentCache(CONTENT_CACHE_ENTRIES)
+# Content hash → content (immutable, so never stale).
+content_cache: LruCache[VersionContent] = LruCache(bound=lambda: CONTENT_CACHE_ENTRIES)
 
 
 def _columns(model: type[models.Model], *names: str) -> list[str]:
@@ -106,13 +80,9 @@ def _columns(model: type[models.Model], *names: str) -> list[str]:
     return columns
 
 
-_sql: dict[str, str] = {}
-
-
+@functools.cache
 def _statement(kind: str) -> str:
     """The SQL for `kind` ("id" or "label"), built from model metadata once per process."""
-    if kind in _sql:
-        return _sql[kind]
     version = PromptVersion._meta.db_table
     prompt = Prompt._meta.db_table
     grant = AccessGrant._meta.db_table
@@ -135,15 +105,12 @@ def _statement(kind: str) -> str:
         f" AND g.{g_revoked} IS NULL"
     )
     if kind == "id":
-        sql = base + " WHERE v.id = %s"
-    else:
-        l_prompt, l_name, l_version = _columns(Label, "prompt", "name", "version")
-        sql = (
-            base + f" JOIN {label} l ON l.{l_version} = v.id"
-            f" WHERE l.{l_prompt} = %s AND l.{l_name} = %s"
-        )
-    _sql[kind] = sql
-    return sql
+        return base + " WHERE v.id = %s"
+    l_prompt, l_name, l_version = _columns(Label, "prompt", "name", "version")
+    return (
+        base + f" JOIN {label} l ON l.{l_version} = v.id"
+        f" WHERE l.{l_prompt} = %s AND l.{l_name} = %s"
+    )
 
 
 def _content(row: PromptVersion) -> VersionContent:

@@ -2,9 +2,18 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from common.models import WriteOnceModel
 
+from .content import MODEL_MAX_CHARS
 from .exceptions import VersionImmutable
+
+# A label's name: letters, digits, '-' and '_' (playground.services checks the characters).
+LABEL_NAME_MAX_CHARS = 40
+# A run's idempotency key: a retried POST with the same key returns the same run.
+IDEMPOTENCY_KEY_MAX_CHARS = 100
+# The provider's stop reason as reported ("end_turn", "length", …); longer ones are cut.
+STOP_REASON_MAX_CHARS = 40
 
 
 class Prompt(models.Model):
@@ -13,7 +22,7 @@ class Prompt(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompts"
     )
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=TITLE_MAX_CHARS)
     question = models.ForeignKey(
         "questionbank.Question",
         on_delete=models.SET_NULL,
@@ -52,11 +61,11 @@ class PromptVersion(WriteOnceModel):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompt_versions"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    message = models.CharField(max_length=500, blank=True)
+    message = models.CharField(max_length=MESSAGE_MAX_CHARS, blank=True)
     content_hash = models.CharField(max_length=64)
 
     provider = models.CharField(max_length=32)
-    model = models.CharField(max_length=200)
+    model = models.CharField(max_length=MODEL_MAX_CHARS)
     system_sha = models.CharField(max_length=64)
     messages = models.JSONField(default=list)
     params = models.JSONField(default=dict)
@@ -86,7 +95,7 @@ class Label(models.Model):
     PROTECTED_NAMES = ("production",)
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="labels")
-    name = models.SlugField(max_length=40)
+    name = models.SlugField(max_length=LABEL_NAME_MAX_CHARS)
     version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="labels")
     protected = models.BooleanField(default=False, help_text="Only the owner may move it.")
     updated_at = models.DateTimeField(auto_now=True)
@@ -140,7 +149,7 @@ class ShareLink(models.Model):
     version = models.ForeignKey(
         PromptVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
-    label_name = models.SlugField(max_length=40, blank=True)
+    label_name = models.SlugField(max_length=LABEL_NAME_MAX_CHARS, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -243,15 +252,15 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="prompt_runs"
     )
     provider = models.CharField(max_length=32)
-    model = models.CharField(max_length=200)
+    model = models.CharField(max_length=MODEL_MAX_CHARS)
     variables = models.JSONField(default=dict, help_text="The values the texts were filled with.")
     request = models.JSONField(help_text="The call as sent: method, url, headers (no keys), body.")
-    idempotency_key = models.CharField(max_length=100, blank=True)
+    idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_CHARS, blank=True)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     output = models.TextField(blank=True)
     tool_calls = models.JSONField(default=list, blank=True)
-    stop_reason = models.CharField(max_length=40, blank=True)
+    stop_reason = models.CharField(max_length=STOP_REASON_MAX_CHARS, blank=True)
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

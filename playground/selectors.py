@@ -51,6 +51,10 @@ class PromptAccess:
     grant: AccessGrant | None
 
     @property
+    def grant_id(self) -> int | None:
+        return self.grant.pk if self.grant is not None else None
+
+    @property
     def is_owner(self) -> bool:
         return self.role == Role.OWNER
 

@@ -16,12 +16,14 @@ from django.utils import timezone
 from accounts.tokens import token_generate, token_hash
 from common.auth import Viewer
 from common.exceptions import Forbidden
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from textstore.services import blob_put
 
 from .content import VersionContent, content_hash, content_validate
 from .exceptions import ContentInvalid, LabelConflict, NotFound
 from .models import (
+    LABEL_NAME_MAX_CHARS,
     AccessGrant,
     AccessLogEntry,
     Label,
@@ -31,13 +33,13 @@ from .models import (
     Role,
     ShareLink,
 )
-from .selectors import PromptAccess, version_content
+from .selectors import version_content
 
 logger = logging.getLogger(__name__)
 
 MAIN_LABEL = "main"
-LABEL_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,40}\Z")
-# Seconds between two access-log rows for one grant polling the fetch API.
+LABEL_NAME = re.compile(rf"^[-a-zA-Z0-9_]{{1,{LABEL_NAME_MAX_CHARS}}}\Z")
+# Seconds between two access-log rows for one grant polling the fetch API (throttled logging).
 ACCESS_LOG_FETCH_RESOLUTION = 60
 
 
@@ -138,8 +140,8 @@ def prompt_create(
 ) -> tuple[Prompt, PromptVersion]:
     """A new prompt with its root version and a `main` label pointing at it."""
     title = (title or "").strip()
-    if not title or len(title) > 200:
-        raise ContentInvalid("title: must be 1-200 characters.", field="title")
+    if not title or len(title) > TITLE_MAX_CHARS:
+        raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
     canonical = content_validate(content)
     prompt = Prompt.objects.create(owner=actor, title=title, question=question)
     version, _ = _insert_version(
@@ -171,8 +173,8 @@ def prompt_update(
     changes: dict[str, Any] = {}
     if title is not None:
         title = title.strip()
-        if not title or len(title) > 200:
-            raise ContentInvalid("title: must be 1-200 characters.", field="title")
+        if not title or len(title) > TITLE_MAX_CHARS:
+            raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
         changes["title"] = title
     if archived is not None and archived != (prompt.archived_at is not None):
         changes["archived_at"] = timezone.now() if archived else None
@@ -202,8 +204,8 @@ def prompt_version_create(
     """
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
-    if len(message) > 500:
-        raise ContentInvalid("message: at most 500 characters.", field="message")
+    if len(message) > MESSAGE_MAX_CHARS:
+        raise ContentInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
     canonical = content_validate(content)
     digest = content_hash(canonical)
     main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
@@ -279,7 +281,8 @@ def label_move(
     """
     if not isinstance(name, str) or not LABEL_NAME.match(name):
         raise ContentInvalid(
-            "name: Label name must be 1-40 letters, digits, '-' or '_'.", field="name"
+            f"name: Label name must be 1-{LABEL_NAME_MAX_CHARS} letters, digits, '-' or '_'.",
+            field="name",
         )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
@@ -447,32 +450,23 @@ def grant_revoke(*, actor: User, prompt: Prompt, username: str) -> int:
     return changed
 
 
-def access_log_grant_use(*, access: PromptAccess, user: User, path: str) -> None:
-    """Record a grantee's visit; owners' own visits are not logged."""
-    if access.grant is not None:
-        access_log_record(
-            prompt=access.prompt,
-            via=AccessLogEntry.Via.GRANT,
-            user=user,
-            path=path,
-            grant=access.grant,
-        )
+def access_log_grant_use(
+    *, prompt_id: int, grant_id: int | None, user: User, path: str, throttle: bool = False
+) -> None:
+    """Record a grantee's visit or API fetch; owners' own (no grant) are not logged.
 
-
-def access_log_grant_fetch(*, prompt_id: int, grant_id: int, user: User, path: str) -> None:
-    """Record a grantee's API fetch, at most once a minute per grant and surface.
-
-    Applications poll the fetch API on every call; one row per request would turn the hot read
-    path into a write path. The cache only thins the log: access itself was checked already.
+    With `throttle`, at most one row per ACCESS_LOG_FETCH_RESOLUTION seconds per grant and
+    surface: applications poll the fetch API on every call, and one row per request would turn
+    the hot read path into a write path. The cache only thins the log: access was checked already.
     """
-    if cache.add(f"access-log:{grant_id}:{path}", 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
-        AccessLogEntry.objects.create(
-            prompt_id=prompt_id,
-            via=AccessLogEntry.Via.GRANT,
-            grant_id=grant_id,
-            user=user,
-            path=path,
-        )
+    if grant_id is None:
+        return
+    key = f"access-log:{grant_id}:{path}"
+    if throttle and not cache.add(key, 1, timeout=ACCESS_LOG_FETCH_RESOLUTION):
+        return
+    AccessLogEntry.objects.create(
+        prompt_id=prompt_id, via=AccessLogEntry.Via.GRANT, grant_id=grant_id, user=user, path=path
+    )
 
 
 def access_log_record(
@@ -500,7 +494,7 @@ def prompt_copy_from_link(*, actor: User, link: ShareLink, version: PromptVersio
     """ "Copy to my prompts": the shared version's content as the root of the actor's new prompt."""
     prompt, _ = prompt_create(
         actor=actor,
-        title=f"Copy of {link.prompt.title}"[:200],
+        title=f"Copy of {link.prompt.title}"[:TITLE_MAX_CHARS],
         content=version_content(version=version),
         message=f"Copied from a shared link (v{version.number})",
     )

@@ -18,6 +18,7 @@ from django_htmx.middleware import HtmxDetails
 
 from common.auth import request_actor
 from common.exceptions import Forbidden
+from common.limits import TITLE_MAX_CHARS
 from questionbank.selectors import question_by_slug, question_list
 
 from .content import DEFAULT_MODELS, PROVIDERS, content_validate
@@ -98,7 +99,7 @@ def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
 
 @login_required
 def prompt_list_view(request: HttpRequest) -> HttpResponse:
-    search = request.GET.get("q", "")[:200]
+    search = request.GET.get("q", "")[:TITLE_MAX_CHARS]  # it matches titles
     archived = request.GET.get("archived") == "1"
     return render(
         request,
@@ -237,7 +238,12 @@ def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
         shown = tree_shown_parse(request.GET.get("show"))
     except ValueError as error:
         return HttpResponse(str(error), status=400)
-    access_log_grant_use(access=access, user=request_actor(request), path="page")
+    access_log_grant_use(
+        prompt_id=access.prompt.pk,
+        grant_id=access.grant_id,
+        user=request_actor(request),
+        path="page",
+    )
     return _prompt_page(request, access, selected, shown=shown)
 
 

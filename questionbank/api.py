@@ -1,3 +1,6 @@
+import dataclasses
+import typing
+
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
@@ -7,6 +10,8 @@ from rest_framework.views import APIView
 
 from common.exceptions import DomainError
 
+from .estimators.batching import BatchSimulation
+from .estimators.checkpoint import SwarmSimulation
 from .estimators.registry import ESTIMATORS, estimator_for
 from .models import DepthArea, FollowUp, Question, WorkedNumber
 from .selectors import question_get, question_list
@@ -88,30 +93,25 @@ class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False)
 
 
-class EstimateBatchSimulationSerializer(serializers.Serializer):
-    gpus = serializers.IntegerField()
-    gpus_needed = serializers.IntegerField()
-    timeout_ms = serializers.FloatField()
-    requests = serializers.IntegerField()
-    seed = serializers.IntegerField()
-    batches = serializers.IntegerField()
-    mean_fill = serializers.FloatField()
-    mean_ms = serializers.FloatField()
-    p50_ms = serializers.FloatField()
-    p99_ms = serializers.FloatField()
-    max_ms = serializers.FloatField()
-    utilisation = serializers.FloatField()
+def _result_serializer(result: type, name: str) -> type[serializers.Serializer]:
+    """A serializer documenting a simulation result as the API sends it (`asdict`), so the
+    schema cannot drift from the dataclass."""
+    hints = typing.get_type_hints(result)
+    fields = {
+        field.name: serializers.IntegerField()
+        if hints[field.name] is int
+        else serializers.FloatField()
+        for field in dataclasses.fields(result)
+    }
+    return type(name, (serializers.Serializer,), fields)
 
 
-class EstimateSwarmSimulationSerializer(serializers.Serializer):
-    completion_s = serializers.FloatField()
-    rounds = serializers.IntegerField()
-    chunks = serializers.IntegerField()
-    chunk_mb = serializers.FloatField()
-    hosts_failed = serializers.IntegerField()
-    hosts_completed = serializers.IntegerField()
-    source_chunks_sent = serializers.IntegerField()
-    seed = serializers.IntegerField()
+EstimateBatchSimulationSerializer = _result_serializer(
+    BatchSimulation, "EstimateBatchSimulationSerializer"
+)
+EstimateSwarmSimulationSerializer = _result_serializer(
+    SwarmSimulation, "EstimateSwarmSimulationSerializer"
+)
 
 
 class EstimateStorageTierSerializer(serializers.Serializer):
@@ -121,21 +121,24 @@ class EstimateStorageTierSerializer(serializers.Serializer):
     human = serializers.CharField()
 
 
+class EstimateOutputSerializer(serializers.Serializer):
+    """What every estimate answers around its own figures (the view adds these)."""
+
+    question = serializers.CharField()
+    inputs = serializers.DictField(child=serializers.FloatField())
+    notes = serializers.ListField(child=serializers.CharField())
+
+
 class QuestionEstimateApi(APIView):
     """Back-of-envelope estimators (and simulations) for the questions that turn on numbers."""
 
-    class BatchOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class BatchOutputSerializer(EstimateOutputSerializer):
         per_gpu_rps = serializers.FloatField()
         gpus = serializers.IntegerField()
         utilisation = serializers.FloatField()
         simulated = EstimateBatchSimulationSerializer(allow_null=True)
-        notes = serializers.ListField(child=serializers.CharField())
 
-    class CheckpointOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class CheckpointOutputSerializer(EstimateOutputSerializer):
         bandwidth_gb_per_s = serializers.FloatField()
         lower_bound_s = serializers.FloatField()
         naive_s = serializers.FloatField()
@@ -148,11 +151,8 @@ class QuestionEstimateApi(APIView):
         swarm_s = serializers.FloatField()
         simulated = EstimateSwarmSimulationSerializer(allow_null=True)
         simulation_note = serializers.CharField(required=False)
-        notes = serializers.ListField(child=serializers.CharField())
 
-    class StorageOutputSerializer(serializers.Serializer):
-        question = serializers.CharField()
-        inputs = serializers.DictField(child=serializers.FloatField())
+    class StorageOutputSerializer(EstimateOutputSerializer):
         raw_bytes_per_day = serializers.FloatField()
         raw_bytes_per_day_human = serializers.CharField()
         bytes_per_day = serializers.FloatField()
@@ -160,7 +160,6 @@ class QuestionEstimateApi(APIView):
         total_bytes = serializers.FloatField()
         total_bytes_human = serializers.CharField()
         tiers = EstimateStorageTierSerializer(many=True)
-        notes = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(
         summary="Estimate the numbers a question turns on",

@@ -1,8 +1,7 @@
 """A per-client cap on estimator requests: each can run a simulation, and the pages are public.
 
-`ESTIMATE_RATE_LIMIT` requests per `ESTIMATE_RATE_WINDOW` seconds (settings; defaults 240 and
-60, far above what typing into a debounced form sends), counted per account, or per address for
-someone not signed in.
+`ESTIMATE_RATE_LIMIT` requests per `ESTIMATE_RATE_WINDOW` seconds (settings), counted per
+account, or per address for someone not signed in.
 """
 
 from django.conf import settings
@@ -17,8 +16,8 @@ SCOPE = "estimate"
 def estimate_throttle(*, request: HttpRequest) -> None:
     """Count this request; RateLimited (429 with Retry-After) once the client is over the cap."""
     limit = Limit(
-        count=getattr(settings, "ESTIMATE_RATE_LIMIT", 240),
-        window_seconds=getattr(settings, "ESTIMATE_RATE_WINDOW", 60),
+        count=int(settings.ESTIMATE_RATE_LIMIT),
+        window_seconds=int(settings.ESTIMATE_RATE_WINDOW),
     )
     user = getattr(request, "user", None)
     ident = f"user:{user.pk}" if user is not None and user.is_authenticated else client_ip(request)

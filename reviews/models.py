@@ -2,9 +2,15 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from common.models import WriteOnceModel
 
 from .exceptions import RevisionImmutable
+
+# A checklist item's note.
+NOTE_MAX_CHARS = 1000
+# A pinned constraint's text (a document pins them; an annotation may refer to one).
+CONSTRAINT_MAX_CHARS = 200
 
 
 class Area(models.TextChoices):
@@ -30,7 +36,7 @@ class DesignDoc(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="design_docs"
     )
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=TITLE_MAX_CHARS)
     question = models.ForeignKey(
         "questionbank.Question",
         on_delete=models.SET_NULL,
@@ -68,7 +74,7 @@ class DocRevision(WriteOnceModel):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="doc_revisions"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    message = models.CharField(max_length=500, blank=True)
+    message = models.CharField(max_length=MESSAGE_MAX_CHARS, blank=True)
 
     class Meta:
         ordering = ["doc", "number"]
@@ -158,7 +164,7 @@ class ChecklistItem(models.Model):
     area = models.CharField(max_length=20, choices=Area.choices)
     position = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="")
-    note = models.CharField(max_length=1000, blank=True)
+    note = models.CharField(max_length=NOTE_MAX_CHARS, blank=True)
 
     class Meta:
         ordering = ["review", "position"]
@@ -220,7 +226,9 @@ class Annotation(models.Model):
     body = models.TextField()
     tradeoff = models.TextField(blank=True)
     constraint = models.CharField(
-        max_length=200, blank=True, help_text="The pinned constraint it refers to (its text)."
+        max_length=CONSTRAINT_MAX_CHARS,
+        blank=True,
+        help_text="The pinned constraint it refers to (its text).",
     )
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)

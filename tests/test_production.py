@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -246,6 +247,18 @@ def test_sixteen_parallel_saves_on_sqlite_all_succeed(gunicorn_sqlite):
     assert len(listed) == count + 1
 
 
+def _log_lines(path: Path, *, count: int, containing: str, timeout: float = 10.0) -> str:
+    """The log's text once it holds `count` lines containing `containing` (or at the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = path.read_text()
+        if sum(containing in line for line in text.splitlines()) >= count:
+            return text
+        if time.monotonic() > deadline:
+            return text
+        time.sleep(0.05)
+
+
 def test_gunicorn_access_log_never_holds_a_share_token(gunicorn_sqlite):
     token = "rl_" + "SecretTokenValue0123456789abcdefghijklmnopq"
     for path in (f"/s/{token}", f"/api/v1/shared/{token}/", f"/s/{token}/copy?x={token}"):
@@ -254,6 +267,9 @@ def test_gunicorn_access_log_never_holds_a_share_token(gunicorn_sqlite):
             headers={"Referer": f"https://elsewhere.example/s/{token}"},
         )
         assert status in (404, 405)
-    log = gunicorn_sqlite["access_log"].read_text()
-    assert "/s/rl_[redacted]" in log and "/api/v1/shared/rl_[redacted]/" in log
-    assert token not in log and token[3:20] not in log
+    # gunicorn writes an access line after the response has gone out: wait for all three.
+    log = _log_lines(gunicorn_sqlite["access_log"], count=3, containing="rl_")
+    assert "/s/rl_[redacted]" in log
+    assert "/api/v1/shared/rl_[redacted]/" in log
+    assert token not in log
+    assert token[3:20] not in log

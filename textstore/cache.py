@@ -7,67 +7,24 @@ flush everything else.
 """
 
 import sys
-import threading
-from collections import OrderedDict
 
 from django.conf import settings
 
+from common.lru import LruCache
 
-class TextCache:
+
+class TextCache(LruCache[str]):
     """Process-local, thread-safe LRU of str values bounded by their in-memory size.
 
     `setting` names the Django setting that holds the bound in bytes.
     """
 
     def __init__(self, setting: str = "TEXTSTORE_CACHE_BYTES") -> None:
-        self._setting = setting
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._nbytes = 0
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _cost(text: str) -> int:
-        return sys.getsizeof(text)
+        super().__init__(bound=lambda: int(getattr(settings, setting)), cost=sys.getsizeof)
 
     @property
     def nbytes(self) -> int:
-        return self._nbytes
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __contains__(self, sha: object) -> bool:
-        return sha in self._items
-
-    def get(self, sha: str) -> str | None:
-        with self._lock:
-            text = self._items.get(sha)
-            if text is not None:
-                self._items.move_to_end(sha)
-            return text
-
-    def put(self, sha: str, text: str) -> None:
-        limit = int(getattr(settings, self._setting))
-        cost = self._cost(text)
-        with self._lock:
-            self._discard(sha)
-            if cost > limit // 2:
-                return
-            self._items[sha] = text
-            self._nbytes += cost
-            while self._nbytes > limit:
-                _, evicted = self._items.popitem(last=False)
-                self._nbytes -= self._cost(evicted)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._nbytes = 0
-
-    def _discard(self, sha: str) -> None:
-        old = self._items.pop(sha, None)
-        if old is not None:
-            self._nbytes -= self._cost(old)
+        return self.used
 
 
 # Texts that were read (the result of blob_read).

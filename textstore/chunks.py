@@ -18,7 +18,6 @@ from typing import TypeVar
 
 from .compression import CODEC_ZLIB, CodecError, deflate, payload_decompress
 
-DEFAULT_CHUNK_CHARS = 262_144  # 256 Ki chars: ~1% larger than one stream, ~1 ms to decode
 ENTRY = struct.Struct(">I32s")  # payload length, sha256 of the chunk's UTF-8 bytes
 CHUNK_LEVEL = 6  # deflate level: a 10 MB text compresses in well under a second
 T = TypeVar("T")

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-DEFAULT_REBUILD_BUDGET_CHARS = 160_000_000
-
 
 @dataclass(frozen=True)
 class ChainState:
@@ -44,7 +42,7 @@ class ChainState:
 def chain_cap(*, char_length: int) -> int:
     """The most deltas a text of this length may sit behind (≥ 1)."""
     max_chain = int(settings.TEXTSTORE_MAX_CHAIN)
-    budget = int(getattr(settings, "TEXTSTORE_REBUILD_BUDGET_CHARS", DEFAULT_REBUILD_BUDGET_CHARS))
+    budget = int(settings.TEXTSTORE_REBUILD_BUDGET_CHARS)
     return max(1, min(max_chain, budget // max(char_length, 1)))
 
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from . import objects
 from .cache import text_cache
-from .chunks import DEFAULT_CHUNK_CHARS, chunks_encode
+from .chunks import chunks_encode
 from .compression import CODEC_ZLIB, payload_compress
 from .delta import delta_apply, delta_apply_reference, delta_compute
 from .exceptions import BlobNotFound, TextEncodingError, TextstoreIntegrityError
@@ -145,7 +145,7 @@ def _full_row(*, sha: str, text: str, data: bytes) -> Blob:
         return Blob(
             **lengths, **chain, codec=codec, payload=payload, stored_size=size, snapshot_bytes=size
         )
-    chunk_chars = int(getattr(settings, "TEXTSTORE_CHUNK_CHARS", DEFAULT_CHUNK_CHARS))
+    chunk_chars = int(settings.TEXTSTORE_CHUNK_CHARS)
     body, index = chunks_encode(text, chunk_chars=chunk_chars)
     key = f"blobs/{sha}"
     # The object goes first: a row never points at a missing object. If the insert below loses

@@ -14,13 +14,14 @@ from rest_framework.views import APIView
 
 from common.api import StrictPageNumberPagination
 from common.auth import request_actor
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
 
 from ..diffing import content_diff, text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
 from ..fetch import VersionFetch, label_version_fetch_for_user, version_fetch_for_user
-from ..models import Label, Prompt, PromptVersion, Role
+from ..models import LABEL_NAME_MAX_CHARS, Label, Prompt, PromptVersion, Role
 from ..selectors import (
     label_list,
     label_main,
@@ -34,7 +35,6 @@ from ..selectors import (
 )
 from ..services import (
     SaveResult,
-    access_log_grant_fetch,
     access_log_grant_use,
     label_move,
     label_protect_set,
@@ -114,10 +114,12 @@ class PromptListCreateApi(ListAPIView):
     serializer_class = PromptOutputSerializer
 
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=200)
+        title = serializers.CharField(max_length=TITLE_MAX_CHARS)
         question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
         content = serializers.JSONField()
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     class CreatedSerializer(PromptOutputSerializer):
         root_version = serializers.IntegerField()
@@ -127,7 +129,7 @@ class PromptListCreateApi(ListAPIView):
 
     def get_queryset(self):
         return prompt_list_visible(
-            user=self.request.user, search=self.request.query_params.get("q", "")[:200]
+            user=self.request.user, search=self.request.query_params.get("q", "")[:TITLE_MAX_CHARS]
         )
 
     @extend_schema(
@@ -161,12 +163,17 @@ class PromptDetailApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request, prompt_id: int) -> Response:
         access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
-        access_log_grant_use(access=access, user=request_actor(request), path="api")
+        access_log_grant_use(
+            prompt_id=access.prompt.pk,
+            grant_id=access.grant_id,
+            user=request_actor(request),
+            path="api",
+        )
         labels = LabelSerializer(label_list(prompt=access.prompt), many=True).data
         return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
 
     class UpdateSerializer(serializers.Serializer):
-        title = serializers.CharField(required=False, max_length=200)
+        title = serializers.CharField(required=False, max_length=TITLE_MAX_CHARS)
         archived = serializers.BooleanField(
             required=False, help_text="Archived prompts are hidden from lists, never deleted."
         )
@@ -202,7 +209,9 @@ class PromptVersionListCreateApi(ListAPIView):
     class InputSerializer(serializers.Serializer):
         parent = serializers.IntegerField()  # type: ignore[assignment]
         content = serializers.JSONField()
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     class CreatedSerializer(VersionSummarySerializer):
         created = serializers.BooleanField()
@@ -247,13 +256,13 @@ def _conditional_version(request: Request, version: VersionFetch) -> HttpRespons
     a revocation immediate.
     """
     etag = f'"{version.content_hash}"'
-    if version.grant_id is not None:
-        access_log_grant_fetch(
-            prompt_id=version.prompt_id,
-            grant_id=version.grant_id,
-            user=request_actor(request),
-            path="api",
-        )
+    access_log_grant_use(
+        prompt_id=version.prompt_id,
+        grant_id=version.grant_id,
+        user=request_actor(request),
+        path="api",
+        throttle=True,
+    )
     not_modified = get_conditional_response(request, etag=etag)
     response: HttpResponseBase = not_modified or Response(version.as_json())
     response.headers["ETag"] = etag
@@ -359,7 +368,7 @@ class VersionRevertApi(APIView):
 
 class LabelListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
-        name = serializers.SlugField(max_length=40)
+        name = serializers.SlugField(max_length=LABEL_NAME_MAX_CHARS)
         version = serializers.IntegerField()
         expected = serializers.IntegerField(required=False, allow_null=True)
 

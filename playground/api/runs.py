@@ -22,9 +22,10 @@ from rest_framework.views import APIView
 from common.api import JsonErrorsMixin
 from common.auth import request_actor
 
-from ..models import Run
+from ..content import MODEL_MAX_CHARS, PROVIDERS
+from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
 from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
-from ..runs.services import run_cancel, run_continue, run_create
+from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue, run_create
 from ..runs.stream import run_events
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
@@ -107,19 +108,19 @@ class VersionRunListCreateApi(ListAPIView):
         idempotency_key = serializers.CharField(
             required=False,
             allow_blank=True,
-            max_length=100,
+            max_length=IDEMPOTENCY_KEY_MAX_CHARS,
             help_text="A retried POST with the same key returns the same run (per version and"
             " caller).",
         )
         provider = serializers.ChoiceField(
-            choices=("anthropic", "openai", "echo"),
+            choices=PROVIDERS,
             required=False,
             help_text="Run on another provider than the version's (compare).",
         )
         model = serializers.CharField(
             required=False,
             allow_blank=True,
-            max_length=200,
+            max_length=MODEL_MAX_CHARS,
             help_text="Run on another model than the version's (compare).",
         )
 
@@ -221,7 +222,7 @@ class RunCancelApi(APIView):
 class RunContinueApi(APIView):
     class InputSerializer(serializers.Serializer):
         message = serializers.CharField(
-            max_length=200_000,
+            max_length=MAX_CONTINUE_CHARS,
             trim_whitespace=False,
             help_text="The next user turn.",
         )

@@ -11,11 +11,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.models import USERNAME_MAX_CHARS
 from common.auth import request_actor
 
 from ..content import VersionContent
 from ..exceptions import ContentInvalid, NotFound
-from ..models import AccessGrant, AccessLogEntry, PromptVersion, Role, ShareLink
+from ..models import (
+    LABEL_NAME_MAX_CHARS,
+    AccessGrant,
+    AccessLogEntry,
+    PromptVersion,
+    Role,
+    ShareLink,
+)
 from ..selectors import (
     access_log,
     grant_list,
@@ -65,7 +73,7 @@ class LinkListCreateApi(APIView):
         access = serializers.ChoiceField(choices=ShareLink.Access.values)
         version = serializers.IntegerField(required=False, allow_null=True)
         label = serializers.SlugField(  # type: ignore[assignment]
-            required=False, allow_blank=True, max_length=40
+            required=False, allow_blank=True, max_length=LABEL_NAME_MAX_CHARS
         )
         expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
@@ -130,7 +138,7 @@ class GrantSerializer(serializers.ModelSerializer):
 
 class GrantListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
+        username = serializers.CharField(max_length=USERNAME_MAX_CHARS)
         role = serializers.ChoiceField(choices=[Role.VIEWER, Role.EDITOR])
 
     @extend_schema(responses=GrantSerializer(many=True))

@@ -14,6 +14,9 @@ import pydantic
 
 from .base import ProviderError, retry_after_seconds
 
+# A provider's error message is shown on the run; a long one (an HTML error page) is cut here.
+ERROR_DETAIL_MAX_CHARS = 500
+
 
 def _detail(error: Any) -> str:
     """The message inside an SDK status error's JSON body, else the SDK's own text."""
@@ -21,8 +24,8 @@ def _detail(error: Any) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"][:500]
-    return str(getattr(error, "message", error))[:500]
+            return inner["message"][:ERROR_DETAIL_MAX_CHARS]
+    return str(getattr(error, "message", error))[:ERROR_DETAIL_MAX_CHARS]
 
 
 @dataclass

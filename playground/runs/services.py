@@ -25,17 +25,28 @@ from django.utils import timezone
 
 from common.exceptions import Conflict, Forbidden
 
-from ..content import DEFAULT_MODELS, PROVIDERS, VersionContent, content_placeholders
+from ..content import (
+    DEFAULT_MODELS,
+    MODEL_MAX_CHARS,
+    PROVIDERS,
+    VersionContent,
+    content_placeholders,
+)
 from ..exceptions import ContentInvalid
 from ..export import export_request, export_sdk_arguments
-from ..models import PromptVersion, Role, Run
+from ..models import (
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    STOP_REASON_MAX_CHARS,
+    PromptVersion,
+    Role,
+    Run,
+)
 from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
 
 logger = logging.getLogger(__name__)
 
-MAX_IDEMPOTENCY_KEY = 100
 MAX_VARIABLE_CHARS = 1_000_000
 MAX_CONTINUE_CHARS = 200_000
 
@@ -91,17 +102,21 @@ def _choose_model(content: VersionContent, provider: Any, model: Any) -> tuple[s
             if chosen_provider == content["provider"]
             else DEFAULT_MODELS[chosen_provider]
         )
-    if not isinstance(model, str) or not model.strip() or len(model) > 200:
-        raise ContentInvalid("model: must be 1-200 characters.", field="model")
+    if not isinstance(model, str) or not model.strip() or len(model) > MODEL_MAX_CHARS:
+        raise ContentInvalid(f"model: must be 1-{MODEL_MAX_CHARS} characters.", field="model")
     return chosen_provider, model.strip()
 
 
 def _idempotency_key(value: Any) -> str:
     if value in (None, ""):
         return ""
-    if not isinstance(value, str) or len(value) > MAX_IDEMPOTENCY_KEY or not value.isprintable():
+    if (
+        not isinstance(value, str)
+        or len(value) > IDEMPOTENCY_KEY_MAX_CHARS
+        or not value.isprintable()
+    ):
         raise ContentInvalid(
-            f"idempotency_key: at most {MAX_IDEMPOTENCY_KEY} printable characters.",
+            f"idempotency_key: at most {IDEMPOTENCY_KEY_MAX_CHARS} printable characters.",
             field="idempotency_key",
         )
     return value
@@ -356,7 +371,7 @@ def run_execute(*, run_id: int) -> str:
         status=Status.DONE,
         output=writer.text,
         tool_calls=tools,
-        stop_reason=finished.stop_reason[:40],
+        stop_reason=finished.stop_reason[:STOP_REASON_MAX_CHARS],
         input_tokens=finished.input_tokens,
         output_tokens=finished.output_tokens,
         finished_at=now,

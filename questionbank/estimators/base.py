@@ -61,43 +61,20 @@ class Estimator:
         return params_parse(self.params, query)
 
 
-def seconds_human(seconds: float) -> str:
-    """320 → '5 min 20 s'; 64,000 → '17 h 46 min'; 0.41 → '0.41 s'."""
-    if seconds < 60:
-        return f"{seconds:.3g} s"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours >= 48:
-        return f"{seconds / 86400:.3g} days"
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-
-
-def number_text(value: float, digits: int = 4) -> str:
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
-
-
-def rounded(value: float) -> float:
-    return round(value, 6)
-
-
 def optional_int(values: Values, key: str) -> int | None:
     value = values.get(key)
     return None if value is None else int(value)
 
 
+# The simulations' random seed: the same seed gives the same run.
+SEED_PARAM = Param(
+    "seed", "Random seed", "", 0, 2**31 - 1, integer=True, required=False, inclusive_minimum=True
+)
+
+
 def seed_of(values: Values) -> int:
     seed = optional_int(values, "seed")
     return SIM_DEFAULT_SEED if seed is None else seed
-
-
-def log_if_wide(values: list[float]) -> bool:
-    positive = [value for value in values if value > 0]
-    return bool(positive) and max(positive) / min(positive) > 20
 
 
 def practice_check(target: PracticeTarget, expected: float, guess: float) -> bool:

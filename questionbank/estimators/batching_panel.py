@@ -5,16 +5,14 @@ from typing import Any
 
 from . import plots
 from .base import (
+    SEED_PARAM,
     Estimator,
     Figure,
     Outcome,
     PracticeTarget,
     Preset,
     Values,
-    log_if_wide,
-    number_text,
     optional_int,
-    rounded,
     seed_of,
 )
 from .batching import (
@@ -24,60 +22,32 @@ from .batching import (
     batch_simulate,
     batch_sweep,
 )
-from .params import Param
+from .formatting import log_if_wide, number_text, rounded
+from .params import amount, count
 
 BATCH_PARAMS = (
-    Param("rate", "Traffic", "requests/s", 0.001, 1_000_000, inclusive_minimum=True),
-    Param("batch", "Batch size (max inputs per call)", "inputs", 0, 10_000, integer=True),
-    Param("latency_ms", "Call time", "ms", 0.001, 60_000, inclusive_minimum=True),
-    Param(
-        "fill",
-        "Average batch fill",
-        "0–1",
-        0.001,
-        1,
-        inclusive_minimum=True,
-        help="1 means every call is full.",
-    ),
-    Param(
+    amount("rate", "Traffic", "requests/s", 1_000_000),
+    count("batch", "Batch size (max inputs per call)", "inputs", 10_000),
+    amount("latency_ms", "Call time", "ms", 60_000),
+    amount("fill", "Average batch fill", "0–1", 1, help="1 means every call is full."),
+    amount(
         "timeout_ms",
         "Flush timeout",
         "ms",
-        0.001,
         60_000,
-        inclusive_minimum=True,
         required=False,
         help="Runs the simulation: a batch leaves when full or when its oldest input is this old.",
     ),
-    Param(
+    count(
         "gpus",
         "GPUs simulated",
         "GPUs",
-        0,
         10_000,
-        integer=True,
         required=False,
         help="Leave empty for the fewest that keep up with the batches the timeout produces.",
     ),
-    Param(
-        "requests",
-        "Requests simulated",
-        "requests",
-        0,
-        SIM_MAX_REQUESTS,
-        integer=True,
-        required=False,
-    ),
-    Param(
-        "seed",
-        "Random seed",
-        "",
-        0,
-        2**31 - 1,
-        integer=True,
-        required=False,
-        inclusive_minimum=True,
-    ),
+    count("requests", "Requests simulated", "requests", SIM_MAX_REQUESTS, required=False),
+    SEED_PARAM,
 )
 
 

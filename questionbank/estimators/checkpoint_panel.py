@@ -4,47 +4,19 @@ from dataclasses import asdict
 from typing import Any
 
 from . import plots
-from .base import (
-    Estimator,
-    Figure,
-    Outcome,
-    PracticeTarget,
-    Preset,
-    Values,
-    log_if_wide,
-    number_text,
-    rounded,
-    seconds_human,
-    seed_of,
-)
+from .base import SEED_PARAM, Estimator, Figure, Outcome, PracticeTarget, Preset, Values, seed_of
 from .checkpoint import SIM_MAX_HOSTS, checkpoint_estimate, swarm_simulate
-from .params import Param
+from .formatting import log_if_wide, number_text, rounded, seconds_human
+from .params import amount, count
 
 CHECKPOINT_PARAMS = (
-    Param("size_gb", "Checkpoint size", "GB", 0.001, 1_000_000, inclusive_minimum=True),
-    Param("bandwidth_gbps", "Link bandwidth", "Gbps", 0.001, 100_000, inclusive_minimum=True),
-    Param("hosts", "Hosts", "hosts", 0, 100_000, integer=True),
-    Param("fanout", "Tree fan-out", "children per node", 0, 1_000, integer=True),
-    Param("chunk_mb", "Chunk size", "MB", 0.001, 1_000_000, required=False, inclusive_minimum=True),
-    Param(
-        "fail_fraction",
-        "Hosts that die mid-transfer",
-        "0–0.9",
-        0,
-        0.9,
-        required=False,
-        inclusive_minimum=True,
-    ),
-    Param(
-        "seed",
-        "Random seed",
-        "",
-        0,
-        2**31 - 1,
-        integer=True,
-        required=False,
-        inclusive_minimum=True,
-    ),
+    amount("size_gb", "Checkpoint size", "GB", 1_000_000),
+    amount("bandwidth_gbps", "Link bandwidth", "Gbps", 100_000),
+    count("hosts", "Hosts", "hosts", 100_000),
+    count("fanout", "Tree fan-out", "children per node", 1_000),
+    amount("chunk_mb", "Chunk size", "MB", 1_000_000, required=False),
+    amount("fail_fraction", "Hosts that die mid-transfer", "0–0.9", 0.9, minimum=0, required=False),
+    SEED_PARAM,
 )
 DEFAULT_CHUNK_MB = 64.0
 

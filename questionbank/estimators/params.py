@@ -7,6 +7,7 @@ field, so the API answers 400 and the page shows the message beside that field.
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from common.exceptions import DomainError
 
@@ -31,6 +32,18 @@ class Param:
     def describe_range(self) -> str:
         low = "≥" if self.inclusive_minimum else ">"
         return f"{low} {_number(self.minimum)} and ≤ {_number(self.maximum)}"
+
+
+def amount(
+    name: str, label: str, unit: str, maximum: float, *, minimum: float = 0.001, **options: Any
+) -> Param:
+    """A measured quantity from `minimum` (inclusive) to `maximum`."""
+    return Param(name, label, unit, minimum, maximum, inclusive_minimum=True, **options)
+
+
+def count(name: str, label: str, unit: str, maximum: int, **options: Any) -> Param:
+    """A whole number above zero, up to `maximum`."""
+    return Param(name, label, unit, 0, maximum, integer=True, **options)
 
 
 def _number(value: float) -> str:

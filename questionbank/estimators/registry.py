@@ -14,8 +14,8 @@ from .base import (
     PracticeTarget,
     Preset,
     practice_check,
-    seconds_human,
 )
+from .formatting import seconds_human
 from .storage import bytes_human
 
 ESTIMATORS: dict[str, Estimator] = {

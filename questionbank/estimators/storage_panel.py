@@ -3,28 +3,19 @@
 from typing import Any
 
 from . import plots
-from .base import (
-    Estimator,
-    Figure,
-    Outcome,
-    PracticeTarget,
-    Preset,
-    Values,
-    log_if_wide,
-    number_text,
-    rounded,
-)
-from .params import Param
+from .base import Estimator, Figure, Outcome, PracticeTarget, Preset, Values
+from .formatting import log_if_wide, number_text, rounded
+from .params import amount
 from .storage import bytes_human, storage_estimate
 
 STORAGE_PARAMS = (
-    Param("events_per_s", "Events per second", "events/s", 0.001, 1e9, inclusive_minimum=True),
-    Param("bytes_per_event", "Bytes per event", "bytes", 0.001, 1e9, inclusive_minimum=True),
-    Param("retention_days", "Retention", "days", 0.001, 36_500, inclusive_minimum=True),
-    Param("replication", "Replication", "copies", 1, 100, inclusive_minimum=True),
-    Param("compression", "Compression ratio", "× (≥ 1)", 1, 1_000, inclusive_minimum=True),
-    Param("hot_days", "Hot tier", "days", 0, 36_500, required=False, inclusive_minimum=True),
-    Param("warm_days", "Warm tier", "days", 0, 36_500, required=False, inclusive_minimum=True),
+    amount("events_per_s", "Events per second", "events/s", 1e9),
+    amount("bytes_per_event", "Bytes per event", "bytes", 1e9),
+    amount("retention_days", "Retention", "days", 36_500),
+    amount("replication", "Replication", "copies", 100, minimum=1),
+    amount("compression", "Compression ratio", "× (≥ 1)", 1_000, minimum=1),
+    amount("hot_days", "Hot tier", "days", 36_500, minimum=0, required=False),
+    amount("warm_days", "Warm tier", "days", 36_500, minimum=0, required=False),
 )
 
 

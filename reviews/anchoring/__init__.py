@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import Anchor, Diff, Selector, Status
+from .base import SELECTOR_CONTEXT, Anchor, Diff, Selector, Status
 from .blocks import _Revision
 from .locate import _locate, quote_find
 from .revdiff import anchor_diff_compute
@@ -40,7 +40,9 @@ from .text import _Headings, _similarity
 quote_similarity = _similarity
 
 
-def selector_from_position(*, text: str, start: int, end: int, context: int = 32) -> Selector:
+def selector_from_position(
+    *, text: str, start: int, end: int, context: int = SELECTOR_CONTEXT
+) -> Selector:
     """Build the selector for ``text[start:end]``.
 
     Prefix and suffix hold up to ``context`` characters (fewer only at the document's edges);

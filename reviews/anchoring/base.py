@@ -14,7 +14,8 @@ Diff = list[tuple[int, str]]
 DIFF_DELETE, DIFF_INSERT, DIFF_EQUAL = -1, 1, 0
 
 # Context: the selector's prefix/suffix, compared by similarity...
-CONTEXT_CHARS = 40  # prefix/suffix characters compared (the UI stores at least 32)
+SELECTOR_CONTEXT = 32  # prefix/suffix characters a W3C selector keeps by default
+CONTEXT_CHARS = 40  # prefix/suffix characters compared (the UI stores at least SELECTOR_CONTEXT)
 CONTEXT_MIN = 0.5  # mean prefix/suffix similarity for a candidate found by search...
 SIDE_FLOOR = 0.3  # ...with neither side unrecognisable
 SHORT_QUOTE_CHARS = 16  # quotes shorter than this carry little evidence on their own:

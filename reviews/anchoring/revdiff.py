@@ -21,6 +21,9 @@ from .base import (
 )
 from .text import _common_suffix, _fold_text, _token_similarity
 
+# Recursion bound of the patience alignment; deeper gaps are aligned by common runs only.
+PATIENCE_MAX_DEPTH = 32
+
 
 def anchor_diff_compute(*, old_text: str, new_text: str) -> Diff:
     """The old→new diff (diff-match-patch tuples) that ``anchor_locate(diffs=...)`` takes.
@@ -135,7 +138,11 @@ def _patience(
     ):
         tail += 1
     old_end, new_end = old_hi - tail, new_hi - tail
-    anchors = _unique_anchors(old, old_lo, old_end, new, new_lo, new_end) if depth < 32 else []
+    anchors = (
+        _unique_anchors(old, old_lo, old_end, new, new_lo, new_end)
+        if depth < PATIENCE_MAX_DEPTH
+        else []
+    )
     if anchors:
         for old_at, new_at in anchors:
             _patience(old, old_lo, old_at, new, new_lo, new_at, out, depth + 1)

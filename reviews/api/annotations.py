@@ -12,7 +12,7 @@ from common.auth import request_actor
 from common.fields import StringOrIntegerField
 
 from ..exceptions import NotFound, ReviewsError
-from ..models import Annotation, Area
+from ..models import CONSTRAINT_MAX_CHARS, Annotation, Area
 from ..selectors import (
     anchor_list,
     annotation_get_for_user,
@@ -22,6 +22,7 @@ from ..selectors import (
     revision_in_doc,
 )
 from ..services import annotation_create, annotation_delete, annotation_reattach, annotation_update
+from ..services.annotations import TEXT_MAX_CHARS
 from .fields import choice_field
 from .serializers import (
     AnnotationAnchorSerializer,
@@ -45,12 +46,14 @@ class AnnotationListCreateApi(APIView):
         area = serializers.ChoiceField(choices=Area.values)
         kind = choice_field(Annotation.Kind.values)
         severity = serializers.ChoiceField(choices=Annotation.Severity.values)
-        body = serializers.CharField(max_length=10_000)
-        tradeoff = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+        body = serializers.CharField(max_length=TEXT_MAX_CHARS)
+        tradeoff = serializers.CharField(
+            required=False, allow_blank=True, max_length=TEXT_MAX_CHARS
+        )
         constraint = StringOrIntegerField(
             required=False,
             allow_null=True,
-            max_length=200,
+            max_length=CONSTRAINT_MAX_CHARS,
             help_text="One of the document's pinned constraints: its text or its index.",
         )
         rank = serializers.IntegerField(required=False, allow_null=True, min_value=1)
@@ -99,9 +102,13 @@ class AnnotationDetailApi(APIView):
         area = serializers.ChoiceField(choices=Area.values, required=False)
         kind = choice_field(Annotation.Kind.values, required=False)
         severity = serializers.ChoiceField(choices=Annotation.Severity.values, required=False)
-        body = serializers.CharField(required=False, max_length=10_000)
-        tradeoff = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
-        constraint = StringOrIntegerField(required=False, allow_null=True, max_length=200)
+        body = serializers.CharField(required=False, max_length=TEXT_MAX_CHARS)
+        tradeoff = serializers.CharField(
+            required=False, allow_blank=True, max_length=TEXT_MAX_CHARS
+        )
+        constraint = StringOrIntegerField(
+            required=False, allow_null=True, max_length=CONSTRAINT_MAX_CHARS
+        )
 
     @extend_schema(responses=ReviewAnnotationSerializer)
     def get(self, request: Request, annotation_id: int) -> Response:

@@ -10,7 +10,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 
+from ..models import CONSTRAINT_MAX_CHARS
 from ..selectors import (
     DocDetail,
     doc_detail,
@@ -55,13 +57,15 @@ class DocListCreateApi(ListAPIView):
     serializer_class = DesignDocSerializer
 
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=200)
+        title = serializers.CharField(max_length=TITLE_MAX_CHARS)
         body = serializers.CharField(trim_whitespace=False, help_text="Markdown.")
         question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
         constraints = serializers.ListField(
-            child=serializers.CharField(max_length=200), required=False
+            child=serializers.CharField(max_length=CONSTRAINT_MAX_CHARS), required=False
         )
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     def get_queryset(self):
         return doc_list_visible(user=self.request.user)
@@ -85,7 +89,9 @@ class DocDetailApi(APIView):
     """A document with its revisions; its author may replace the pinned constraints."""
 
     class InputSerializer(serializers.Serializer):
-        constraints = serializers.ListField(child=serializers.CharField(max_length=200))
+        constraints = serializers.ListField(
+            child=serializers.CharField(max_length=CONSTRAINT_MAX_CHARS)
+        )
 
     @extend_schema(responses=DocDetailSerializer)
     def get(self, request: Request, doc_id: int) -> Response:
@@ -108,7 +114,9 @@ class DocRevisionListCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         body = serializers.CharField(trim_whitespace=False, help_text="Markdown.")
-        message = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        message = serializers.CharField(
+            required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
+        )
 
     @extend_schema(responses=DocRevisionSummarySerializer(many=True))
     def get(self, request: Request, doc_id: int) -> Response:

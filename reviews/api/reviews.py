@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from common.auth import request_actor
 
 from ..exceptions import NotFound, ReviewsError
-from ..models import Area, ChecklistItem, Review, Verdict
+from ..models import NOTE_MAX_CHARS, Area, ChecklistItem, Review, Verdict
 from ..selectors import (
     doc_get_for_user,
     review_detail,
@@ -21,6 +21,7 @@ from ..selectors import (
     revision_get_for_user,
 )
 from ..services import review_create, review_risks_rank, review_submit, review_update
+from ..services.reviews import SUMMARY_MAX_CHARS
 from .fields import choice_field
 from .serializers import (
     CoverageSerializer,
@@ -126,7 +127,7 @@ class ReviewListCreateApi(ListAPIView):
 class ChecklistEntrySerializer(serializers.Serializer):
     area = serializers.ChoiceField(choices=Area.values)
     status = choice_field(ChecklistItem.Status.values, required=False, allow_blank=True)
-    note = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
 
 
 class ReviewDetailApi(APIView):
@@ -134,7 +135,9 @@ class ReviewDetailApi(APIView):
     submitted reviews are read-only (400)."""
 
     class InputSerializer(serializers.Serializer):
-        summary = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+        summary = serializers.CharField(
+            required=False, allow_blank=True, max_length=SUMMARY_MAX_CHARS
+        )
         checklist = ChecklistEntrySerializer(many=True, required=False)
 
     @extend_schema(responses=ReviewDetailSerializer)
@@ -163,7 +166,9 @@ class ReviewSubmitApi(APIView):
     no-op (200 with the review; the first verdict stands)."""
 
     class InputSerializer(serializers.Serializer):
-        summary = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+        summary = serializers.CharField(
+            required=False, allow_blank=True, max_length=SUMMARY_MAX_CHARS
+        )
         verdict = choice_field(Verdict.values, required=False)
 
     @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)

@@ -33,6 +33,8 @@ from ..selectors import (
     revision_text,
 )
 from ..services import inbox_mark_read, reply_create, reply_update
+from ..services.inbox import MARK_READ_MAX_IDS
+from ..services.threads import REPLY_MAX_CHARS
 from ..thread_pages import anchor_pairs
 from .fields import choice_field
 
@@ -62,7 +64,7 @@ class AnnotationReplyListCreateApi(APIView):
     once it is submitted)."""
 
     class InputSerializer(serializers.Serializer):
-        body = serializers.CharField(max_length=10_000, help_text="Markdown.")
+        body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer(many=True))
     def get(self, request: Request, annotation_id: int) -> Response:
@@ -84,7 +86,7 @@ class ReplyDetailApi(APIView):
     """One reply; its author may edit the body (the earlier text is kept: see history/)."""
 
     class InputSerializer(serializers.Serializer):
-        body = serializers.CharField(max_length=10_000, help_text="Markdown.")
+        body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer)
     def get(self, request: Request, reply_id: int) -> Response:
@@ -317,7 +319,7 @@ class InboxReadApi(APIView):
         ids = serializers.ListField(
             child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
             required=False,
-            max_length=1000,
+            max_length=MARK_READ_MAX_IDS,
         )
 
     class OutputSerializer(serializers.Serializer):

@@ -25,8 +25,8 @@ from ..selectors import revision_text
 
 logger = logging.getLogger(__name__)
 
-# Prefix/suffix characters kept with every quote: at least the 32 a W3C selector needs here,
-# and more than the 40 that re-anchoring compares.
+# Prefix/suffix characters kept with every quote: at least a W3C selector's SELECTOR_CONTEXT,
+# and more than the CONTEXT_CHARS that re-anchoring compares.
 ANCHOR_CONTEXT = 48
 
 

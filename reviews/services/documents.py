@@ -11,24 +11,23 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
+from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from textstore.services import blob_put
 
 from ..exceptions import Forbidden, ReviewsError
-from ..models import DesignDoc, DocRevision
+from ..models import CONSTRAINT_MAX_CHARS, DesignDoc, DocRevision
 
 logger = logging.getLogger(__name__)
 
-TITLE_MAX = 200
 BODY_MAX_CHARS = 500_000
 CONSTRAINTS_MAX = 20
-CONSTRAINT_MAX_CHARS = 200
 
 
 def _title_clean(title: Any) -> str:
     title = (title or "").strip() if isinstance(title, str) else ""
-    if not title or len(title) > TITLE_MAX:
-        raise ReviewsError(f"title: must be 1-{TITLE_MAX} characters.", field="title")
+    if not title or len(title) > TITLE_MAX_CHARS:
+        raise ReviewsError(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
     return title
 
 
@@ -113,8 +112,8 @@ def doc_create(
 
 def _message_clean(message: Any) -> str:
     message = (message or "").strip() if isinstance(message, str) else ""
-    if len(message) > 500:
-        raise ReviewsError("message: at most 500 characters.", field="message")
+    if len(message) > MESSAGE_MAX_CHARS:
+        raise ReviewsError(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
     return message
 
 

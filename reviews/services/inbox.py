@@ -11,6 +11,9 @@ from ..models import InboxItem
 
 logger = logging.getLogger(__name__)
 
+# Items one call may name (a page of the inbox is far fewer).
+MARK_READ_MAX_IDS = 1000
+
 
 @transaction.atomic
 def inbox_mark_read(*, actor: User, ids: list[int] | None = None) -> int:

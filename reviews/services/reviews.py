@@ -8,12 +8,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..exceptions import Forbidden, ReviewLocked, ReviewsError
-from ..models import Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
+from ..models import NOTE_MAX_CHARS, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
 from ..notifications import inbox_notify_review_submitted
 
 logger = logging.getLogger(__name__)
 
-NOTE_MAX_CHARS = 1000
 SUMMARY_MAX_CHARS = 20_000
 
 

@@ -4,6 +4,10 @@
   an object it did not create as `self` (model instances with bolted-on facts were the habit).
 - View functions stay thin: none is 40 lines or longer.
 - The shared kernel depends on no app: `common` imports neither an app of ours nor `config`.
+- A version's content is typed: in playground, whatever is named `content` (a parameter or a
+  field) is a `VersionContent` once validated, or `Any` while it is raw input — never a
+  `dict[str, Any]` or `Mapping[str, Any]` standing in for it.
+- Limits are named once: API serializers take `max_length` from a named constant, not a number.
 """
 
 import ast
@@ -109,3 +113,96 @@ def test_the_readme_names_no_file_outside_the_repository():
     for doc in ("docs/architecture.md", "docs/api.md", "docs/operations.md"):
         assert f"]({doc})" in readme
         assert (ROOT / doc).is_file()
+
+
+CONTENT_ANNOTATIONS = {"VersionContent", "Any"}
+
+
+def _content_annotations(path: Path) -> list[str]:
+    """Annotations of parameters and annotated names called `content`, as `file:line: type`
+    (a TypedDict's own `content` key, a message's text, is not a version's content)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typed_dict_keys = {
+        id(item)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(base, ast.Name) and base.id == "TypedDict" for base in node.bases)
+        for item in node.body
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.arg == "content" and node.annotation is not None:
+            found.append((node.lineno, node.annotation))
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "content"
+            and id(node) not in typed_dict_keys
+        ):
+            found.append((node.lineno, node.annotation))
+    return [
+        f"{path.name}:{line}: {ast.unparse(annotation)}"
+        for line, annotation in sorted(found, key=lambda f: f[0])
+    ]
+
+
+def test_the_content_guard_sees_the_typed_content():
+    typed = _content_annotations(ROOT / "playground" / "export.py")
+    assert typed
+    assert all(entry.endswith(": VersionContent") for entry in typed)
+
+
+def test_the_content_guard_catches_a_dict(tmp_path):
+    sample = tmp_path / "diffing.py"
+    sample.write_text(
+        "class Message(TypedDict):\n    content: str\n\n\n"
+        "def f(*, content: dict[str, Any]) -> None:\n    content: Mapping = {}\n"
+    )
+    assert _content_annotations(sample) == [
+        "diffing.py:5: dict[str, Any]",
+        "diffing.py:6: Mapping",
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((ROOT / "playground").rglob("*.py")),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_prompt_content_is_typed(path):
+    loose = [
+        entry
+        for entry in _content_annotations(path)
+        if entry.rsplit(": ", 1)[1] not in CONTENT_ANNOTATIONS
+    ]
+    assert loose == []
+
+
+def _literal_max_lengths(path: Path) -> list[str]:
+    """`max_length=<number>` keyword arguments in the module, as `file:line: value`."""
+    return [
+        f"{path.name}:{node.value.lineno}: {ast.unparse(node.value)}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.keyword)
+        and node.arg == "max_length"
+        and isinstance(node.value, ast.Constant)
+    ]
+
+
+def _api_modules() -> list[Path]:
+    paths: list[Path] = []
+    for app in APPS:
+        paths += [ROOT / app / "api.py"] if (ROOT / app / "api.py").exists() else []
+        paths += sorted((ROOT / app).rglob("api/*.py")) + sorted((ROOT / app).rglob("*/api.py"))
+    return paths
+
+
+def test_the_limit_guard_catches_a_number(tmp_path):
+    sample = tmp_path / "api.py"
+    sample.write_text("title = CharField(max_length=200)\nbody = CharField(max_length=LIMIT)\n")
+    assert _literal_max_lengths(sample) == ["api.py:1: 200"]
+
+
+@pytest.mark.parametrize("path", _api_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_api_limits_are_named_constants(path):
+    assert _literal_max_lengths(path) == []

@@ -31,3 +31,10 @@ def save(owner, prompt, parent, message: str = "", **changes: Any):
     return prompt_version_create(
         actor=owner, prompt=prompt, parent=parent, content=content(**changes), message=message
     )
+
+
+def long_text(lines: int) -> str:
+    """A long prompt text of numbered, otherwise identical lines (for folded diffs)."""
+    return "".join(
+        f"Line {n:05d}: the unchanged body of a very long prompt text.\n" for n in range(lines)
+    )

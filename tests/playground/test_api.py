@@ -1,4 +1,5 @@
 import json
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -6,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from playground.models import Label, Prompt, PromptVersion
+from playground.models import Label, LabelMove, Prompt, PromptVersion
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content, make_prompt, save
 
@@ -337,3 +338,126 @@ def test_query_counts_do_not_grow_with_versions(owner, client):
     ApiToken.objects.filter(user=owner).update(last_used_at=timezone.now())
     large = measure()
     assert small == large, (small, large)
+
+
+def test_api_save_identical_to_parent_answers_200_with_the_parent(api, owner):
+    prompt, root = make_prompt(owner)
+    v2 = save(owner, prompt, root, system="changed").version
+    response = api.post(
+        f"/api/v1/prompts/{prompt.pk}/versions/",
+        {"parent": v2.pk, "content": content(system="changed"), "message": "no changes"},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["id"] == v2.pk
+    assert body["created"] is False
+    assert body["unchanged"] is True
+    assert PromptVersion.objects.filter(prompt=prompt).count() == 2
+    assert Label.objects.get(prompt=prompt, name="main").version_id == v2.pk
+    # A real change is still a 201 child.
+    created = api.post(
+        f"/api/v1/prompts/{prompt.pk}/versions/",
+        {"parent": v2.pk, "content": content(system="changed again")},
+        format="json",
+    )
+    assert created.status_code == 201
+    assert created.json()["unchanged"] is False
+
+
+def test_label_move_changes_updated_at_and_logs_the_move(api, owner):
+    prompt, v1 = make_prompt(owner)
+    v2 = save(owner, prompt, v1, system="two").version
+    created = api.post(
+        f"/api/v1/prompts/{prompt.pk}/labels/", {"name": "staging", "version": v1.pk}, format="json"
+    ).json()
+    Label.objects.filter(prompt=prompt, name="staging").update(
+        updated_at=timezone.now() - timedelta(hours=1)
+    )
+    before = Label.objects.get(prompt=prompt, name="staging").updated_at
+    moved = api.put(
+        f"/api/v1/prompts/{prompt.pk}/labels/staging/",
+        {"version": v2.pk, "expected": v1.pk},
+        format="json",
+    )
+    assert moved.status_code == 200
+    assert moved.json()["version"] == v2.pk
+    after = Label.objects.get(prompt=prompt, name="staging").updated_at
+    assert after > before
+    assert moved.json()["updated_at"] != created["updated_at"]
+    assert LabelMove.objects.filter(label__name="staging").count() == 2
+
+
+def test_label_conflict_says_who_moved_it(api, owner):
+    prompt, v1 = make_prompt(owner)
+    v2 = save(owner, prompt, v1, system="two").version
+    response = api.put(
+        f"/api/v1/prompts/{prompt.pk}/labels/main/",
+        {"version": v1.pk, "expected": v1.pk},
+        format="json",
+    )
+    assert response.status_code == 409
+    detail = response.json()["detail"]
+    assert "points at v2" in detail
+    assert "owner moved it at" in detail
+    assert Label.objects.get(prompt=prompt, name="main").version_id == v2.pk
+
+
+def test_protect_and_unprotect_owner_only(api, owner):
+    prompt, v1 = make_prompt(owner)
+    v2 = save(owner, prompt, v1, system="two").version
+    editor = make_user("ed")
+    from playground.services import grant_set
+
+    grant_set(actor=owner, prompt=prompt, username="ed", role="editor")
+    editor_api = api_client_for(editor)
+    url = f"/api/v1/prompts/{prompt.pk}/labels/main/"
+    assert editor_api.patch(url, {"protected": True}, format="json").status_code == 403
+    response = api.patch(url, {"protected": True}, format="json")
+    assert response.status_code == 200
+    assert response.json()["protected"] is True
+    assert editor_api.put(url, {"version": v1.pk}, format="json").status_code == 403
+    assert api.patch(url, {"protected": "maybe"}, format="json").status_code == 400
+    assert (
+        api.patch(
+            f"/api/v1/prompts/{prompt.pk}/labels/nope/", {"protected": True}, format="json"
+        ).status_code
+        == 404
+    )
+    assert api.patch(url, {"protected": False}, format="json").json()["protected"] is False
+    assert editor_api.put(url, {"version": v1.pk}, format="json").status_code == 200
+    # `production` starts protected, and the owner may lift it.
+    api.post(
+        f"/api/v1/prompts/{prompt.pk}/labels/",
+        {"name": "production", "version": v2.pk},
+        format="json",
+    )
+    assert Label.objects.get(prompt=prompt, name="production").protected
+
+
+def test_prompt_api_search_rename_archive(api, owner):
+    prompt, _ = make_prompt(owner, title="Alpha reviewer")
+    make_prompt(owner, title="Beta critic")
+    titles = [p["title"] for p in api.get("/api/v1/prompts/?q=ALPHA").json()["results"]]
+    assert titles == ["Alpha reviewer"]
+    response = api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": "Renamed"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["title"] == "Renamed"
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": ""}, format="json").status_code == 400
+    )
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"archived": "x"}, format="json").status_code
+        == 400
+    )
+    assert (
+        api.patch(f"/api/v1/prompts/{prompt.pk}/", {"archived": True}, format="json").status_code
+        == 200
+    )
+    titles = [p["title"] for p in api.get("/api/v1/prompts/").json()["results"]]
+    assert titles == ["Beta critic"]
+    other = api_client_for(make_user("other"))
+    assert (
+        other.patch(f"/api/v1/prompts/{prompt.pk}/", {"title": "x"}, format="json").status_code
+        == 404
+    )

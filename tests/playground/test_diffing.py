@@ -1,5 +1,5 @@
-from playground.diffing import content_diff, messages_align, text_diff
-from tests.playground.factories import BASE_CONTENT, content
+from playground.diffing import content_diff, diff_blocks, diff_expand, messages_align, text_diff
+from tests.playground.factories import BASE_CONTENT, content, long_text
 
 
 def m(role: str, text: str) -> dict:
@@ -42,3 +42,26 @@ def test_word_level_change_inside_a_line():
     (row,) = diff.rows
     assert row["op"] == "change"
     assert (1, ",") in row["words"]
+
+
+def test_fold_keeps_context_around_changes_and_expands_by_range():
+    before = long_text(4000)
+    after = before.replace("Line 02000:", "Line 02000 (edited):")
+    rows = text_diff("system", before, after, limit=None).rows
+    blocks = diff_blocks(rows)
+    shown = [row for block in blocks if not block.fold for row in block.rows]
+    assert len(shown) == 7  # the change plus 3 lines of context either side
+    assert [b.fold for b in blocks] == [True, False, True]
+    top, _, bottom = blocks
+    assert (top.start, top.end) == (0, 1997)
+    assert bottom.end == len(rows)
+    assert shown[3]["op"] == "change"
+    assert shown[3]["new_no"] == 2001
+    # Expanding: the first 20 rows of a fold, the rest still folded; or all of it.
+    up = diff_expand(rows, start=top.start, end=top.end, direction="up")
+    assert [(b.fold, b.start, b.end) for b in up] == [(False, 0, 20), (True, 20, 1997)]
+    down = diff_expand(rows, start=top.start, end=top.end, direction="down")
+    assert [(b.fold, b.start, b.end) for b in down] == [(True, 0, 1977), (False, 1977, 1997)]
+    everything = diff_expand(rows, start=top.start, end=top.end, direction="all")
+    assert len(everything) == 1
+    assert everything[0].count == 1997

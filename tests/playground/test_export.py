@@ -23,6 +23,7 @@ from playground.export import (
     _heredoc_delimiter,
     export_render,
     export_request,
+    export_warnings,
     template_fill,
 )
 from tests.playground.exportkit.cases import CASES, NASTY, RUN_MATRIX, case
@@ -38,6 +39,7 @@ from tests.playground.exportkit.runners import (
     run,
     run_env,
 )
+from tests.playground.factories import content
 
 APIS = ("anthropic", "openai")
 MODES = ("substitute", "keep")
@@ -444,3 +446,14 @@ def test_nasty_strings_survive_a_python_round_trip(tmp_path):
         check=True,
     )
     assert proc.stdout == ascii(NASTY)
+
+
+def test_export_warnings_for_the_echo_provider():
+    warnings = export_warnings(content=content(provider="echo", model="echo-1"), api="anthropic")
+    assert len(warnings) == 1
+    assert "'echo-1'" in warnings[0]
+    assert "offline" in warnings[0]
+    assert (
+        export_warnings(content=content(model="gpt-4.1-mini", provider="openai"), api="openai")
+        == []
+    )

@@ -60,7 +60,8 @@ def test_echo_run_end_to_end(owner, echo_version, inline_runs, django_capture_on
     )
     assert response.status_code == 201
     created = response.json()
-    assert created["status"] == "queued" and created["version"] == echo_version.pk
+    assert created["status"] == "queued"
+    assert created["version"] == echo_version.pk
     run = api.get(f"/api/v1/runs/{created['id']}/").json()
     assert run["status"] == "done"
     assert run["output"].startswith("Echo of a call to echo-1: 1 turn")
@@ -77,7 +78,8 @@ def test_echo_run_end_to_end(owner, echo_version, inline_runs, django_capture_on
     events = _events(api.get(f"/api/v1/runs/{run['id']}/stream/"))
     assert [name for name, _ in events] == ["token", "done"]
     assert events[0][1]["text"] == run["output"]
-    assert events[-1][1]["status"] == "done" and events[-1][1]["output"] == run["output"]
+    assert events[-1][1]["status"] == "done"
+    assert events[-1][1]["output"] == run["output"]
     # Resuming from an offset sends only the rest.
     rest = _events(api.get(f"/api/v1/runs/{run['id']}/stream/", HTTP_LAST_EVENT_ID="10"))
     assert rest[0][1]["text"] == run["output"][10:]
@@ -89,19 +91,22 @@ def test_idempotency_key_returns_the_same_run(
     api = api_client_for(owner)
     first = _post(api, echo_version.pk, django_capture_on_commit_callbacks, idempotency_key="k1")
     again = _post(api, echo_version.pk, django_capture_on_commit_callbacks, idempotency_key="k1")
-    assert first.status_code == 201 and again.status_code == 200
+    assert first.status_code == 201
+    assert again.status_code == 200
     assert again["Idempotent-Replayed"] == "true"
     assert first.json()["id"] == again.json()["id"]
     assert Run.objects.count() == 1
     other = _post(
         api, echo_version.pk, idempotency_key="k1", variables={"design": "something else"}
     )
-    assert other.status_code == 409 and "idempotency_key" in other.json()["detail"]
+    assert other.status_code == 409
+    assert "idempotency_key" in other.json()["detail"]
     # Keys are per caller: someone else's "k1" is their own run.
     viewer = make_user()
     grant_set(actor=owner, prompt=echo_version.prompt, username=viewer.username, role="viewer")
     theirs = _post(api_client_for(viewer), echo_version.pk, idempotency_key="k1")
-    assert theirs.status_code == 201 and theirs.json()["id"] != first.json()["id"]
+    assert theirs.status_code == 201
+    assert theirs.json()["id"] != first.json()["id"]
 
 
 @pytest.mark.parametrize(
@@ -129,7 +134,8 @@ def test_unfilled_placeholder_is_an_error_before_sending(owner, providers):
     response = _post(api_client_for(owner), version.pk)
     assert response.status_code == 400
     assert "{{other}} is used in the prompt but has no value" in response.json()["detail"]
-    assert providers.requests == [] and not Run.objects.exists()
+    assert providers.requests == []
+    assert not Run.objects.exists()
 
 
 def test_who_may_run(owner, echo_version, inline_runs):
@@ -148,7 +154,8 @@ def test_who_may_run(owner, echo_version, inline_runs):
     for user in (stranger, revoked):
         client = api_client_for(user)
         response = _post(client, echo_version.pk)
-        assert response.status_code == 404 and response.json() == missing.json()
+        assert response.status_code == 404
+        assert response.json() == missing.json()
         assert client.get(f"/api/v1/runs/{run_id}/").status_code == 404
         assert client.get(f"/api/v1/runs/{run_id}/stream/").status_code == 404
         assert client.post(f"/api/v1/runs/{run_id}/cancel/").status_code == 404
@@ -196,7 +203,8 @@ def test_cancel_mid_stream_stops_the_provider_call(owner, providers, monkeypatch
     assert api.post(f"/api/v1/runs/{run_id}/cancel/").json()["status"] == "cancelled"
     thread.join(timeout=10)
     run = Run.objects.get(pk=run_id)
-    assert result == ["cancelled"] and run.status == "cancelled"
+    assert result == ["cancelled"]
+    assert run.status == "cancelled"
     assert 0 < len(run.output) < len("Hello from the fake provider, streamed token by token.")
 
 
@@ -233,7 +241,8 @@ def test_continue_rules(owner, echo_version, inline_runs, django_capture_on_comm
     api = api_client_for(owner)
     queued = _post(api, echo_version.pk).json()["id"]
     response = api.post(f"/api/v1/runs/{queued}/continue/", {"message": "hi"}, format="json")
-    assert response.status_code == 409 and "queued" in response.json()["detail"]
+    assert response.status_code == 409
+    assert "queued" in response.json()["detail"]
     done = _post(api, echo_version.pk, django_capture_on_commit_callbacks).json()["id"]
     response = api.post(f"/api/v1/runs/{done}/continue/", {"message": "  "}, format="json")
     assert response.status_code == 400

@@ -82,7 +82,8 @@ def test_run_sends_the_export_request_and_keeps_the_streamed_reply(
 
     assert run["usage"]["input_tokens"] == 11
     assert run["usage"]["output_tokens"] == 9
-    assert run["time_to_first_token_ms"] is not None and run["total_ms"] is not None
+    assert run["time_to_first_token_ms"] is not None
+    assert run["total_ms"] is not None
     if with_tools:
         assert run["stop_reason"] == ("tool_use" if api_name == "anthropic" else "tool_calls")
         assert run["tool_calls"] == [
@@ -104,7 +105,8 @@ def test_openai_compatible_base_url_needs_no_key(
     owner = make_user()
     _, version = make_prompt(owner, provider="openai", model="llama3.1:8b")
     run = _run(api_client_for(owner), version.pk, django_capture_on_commit_callbacks)
-    assert run["status"] == "done" and run["output"] == STREAM_TEXT
+    assert run["status"] == "done"
+    assert run["output"] == STREAM_TEXT
     assert providers.requests[0].body["model"] == "llama3.1:8b"
 
 

@@ -548,7 +548,8 @@ def test_sharing_bad_input(world):
         ({"username": "owner", "role": "viewer"}, "owner"),
     ):
         response = api.post(grants, body, format="json")
-        assert response.status_code == 400 and needle in response.json()["detail"], body
+        assert response.status_code == 400, body
+        assert needle in response.json()["detail"], body
     assert AccessGrant.objects.count() == before
 
 
@@ -626,10 +627,12 @@ def test_shared_surfaces_never_show_another_versions_text(planted, scope):
     )
     anonymous = Client()
     page = anonymous.get(f"/s/{token}")
-    assert page.status_code == 200 and b"clean" in page.content
+    assert page.status_code == 200
+    assert b"clean" in page.content
     _assert_no_secret(planted, page.content, "page")
     api = api_client_for(None).get(f"/api/v1/shared/{token}/")
-    assert api.status_code == 200 and api.json()["content"]["system"] == "clean"
+    assert api.status_code == 200
+    assert api.json()["content"]["system"] == "clean"
     _assert_no_secret(planted, api.content, "api")
     # Export on the shared page is every format of the shared version only.
     assert page.content.count(b"export-variant") == 8
@@ -700,7 +703,8 @@ def test_login_link_keeps_its_token_out_of_the_login_url(world):
         assert "rl_" not in response["Location"]
     # "Log in to copy" on a public page does not carry the token either.
     page = client.get(f"/s/{world.tokens['public']}").content.decode()
-    assert "?next=/s/rl_" not in page and "next=%2Fs%2Frl_" not in page
+    assert "?next=/s/rl_" not in page
+    assert "next=%2Fs%2Frl_" not in page
     # After logging in, the visitor lands back on the link they opened.
     client.get(f"/s/{token}")
     from tests.factories import PASSWORD
@@ -709,7 +713,9 @@ def test_login_link_keeps_its_token_out_of_the_login_url(world):
         "/accounts/login/",
         {"username": "stranger", "password": PASSWORD, "next": "/s/resume"},
     )
-    assert login.status_code == 302 and login["Location"] == "/s/resume"
+    assert login.status_code == 302
+    assert login["Location"] == "/s/resume"
     resumed = client.get("/s/resume")
-    assert resumed.status_code == 302 and resumed["Location"] == f"/s/{token}"
+    assert resumed.status_code == 302
+    assert resumed["Location"] == f"/s/{token}"
     assert client.get(resumed["Location"]).status_code == 200

@@ -152,7 +152,8 @@ def test_batch_simulation_is_seeded_and_deterministic():
     assert other != first
     assert first.requests == 3000
     assert 200 <= first.p50_ms <= first.p99_ms <= first.max_ms
-    assert 0 < first.mean_fill <= 1 and 0 < first.utilisation <= 1
+    assert 0 < first.mean_fill <= 1
+    assert 0 < first.utilisation <= 1
 
 
 def test_batch_simulation_at_the_pool_numbers():
@@ -160,7 +161,8 @@ def test_batch_simulation_at_the_pool_numbers():
     batches run about 80% full and 10 GPUs keep up where the full-batch floor says 8."""
     sim = batch_simulate(rate=2000, batch=50, latency_ms=200, timeout_ms=20, requests=20_000)
     assert 0.78 < sim.mean_fill < 0.85
-    assert sim.gpus_needed == 10 and sim.gpus == 10
+    assert sim.gpus_needed == 10
+    assert sim.gpus == 10
     assert sim.p99_ms == pytest.approx(220, abs=5)  # the timer plus the call
     starved = batch_simulate(rate=2000, batch=50, latency_ms=200, timeout_ms=20, gpus=8)
     assert starved.p99_ms > 1000  # 8 GPUs cannot keep up with 80%-full batches: a queue grows
@@ -184,10 +186,12 @@ def test_requests_are_capped():
 
 def test_swarm_simulation():
     sim = swarm_simulate(size_gb=400, bandwidth_gbps=10, hosts=200, chunk_mb=64, fail_fraction=0)
-    assert sim.hosts_completed == 200 and sim.hosts_failed == 0
+    assert sim.hosts_completed == 200
+    assert sim.hosts_failed == 0
     assert 320 <= sim.completion_s < 640  # above the floor, well under a binary tree
     dead = swarm_simulate(size_gb=400, bandwidth_gbps=10, hosts=200, chunk_mb=64, fail_fraction=0.1)
-    assert dead.hosts_failed == 20 and dead.hosts_completed == 180
+    assert dead.hosts_failed == 20
+    assert dead.hosts_completed == 180
     assert dead == swarm_simulate(
         size_gb=400, bandwidth_gbps=10, hosts=200, chunk_mb=64, fail_fraction=0.1
     )
@@ -318,9 +322,11 @@ def test_param_parse_accepts():
 
 def test_practice_check():
     whole = PracticeTarget("gpus", "GPUs", "GPUs", exact=True)
-    assert practice_check(whole, 8, 8) and not practice_check(whole, 8, 8.1)
+    assert practice_check(whole, 8, 8)
+    assert not practice_check(whole, 8, 8.1)
     close = PracticeTarget("s", "S", "s", exact=False)
-    assert practice_check(close, 320, 325) and not practice_check(close, 320, 330)
+    assert practice_check(close, 320, 325)
+    assert not practice_check(close, 320, 330)
 
 
 def parse_svg(svg: str) -> ET.Element:
@@ -328,9 +334,11 @@ def parse_svg(svg: str) -> ET.Element:
     assert root.tag == f"{SVG}svg"
     assert root.get("role") == "img"
     title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
-    assert title is not None and desc is not None
+    assert title is not None
+    assert desc is not None
     assert (root.get("aria-labelledby") or "").split() == [title.get("id"), desc.get("id")]
-    assert title.text and desc.text
+    assert title.text
+    assert desc.text
     assert not list(root.iter(f"{SVG}script"))
     return root
 
@@ -352,9 +360,11 @@ def test_plot_text_is_escaped():
         bars=(plots.Bar(label="<b>", value=3, text="</svg>"),),
         log=False,
     )
-    assert "<script>" not in svg and "</svg>" not in svg[:-6]
+    assert "<script>" not in svg
+    assert "</svg>" not in svg[:-6]
     title = parse_svg(svg).find(f"{SVG}title")
-    assert title is not None and title.text == "<script>alert(1)</script>"
+    assert title is not None
+    assert title.text == "<script>alert(1)</script>"
     panel = plots.Panel(
         title="t", x_label="<x>", y_label="y", series=(plots.Series("<s>", ((1, 1), (2, 4))),)
     )
@@ -364,5 +374,6 @@ def test_plot_text_is_escaped():
 def test_ticks():
     assert plots.ticks_linear(0, 237.6) == [0, 50, 100, 150, 200, 250]
     assert plots.ticks_log(220, 77_000) == [100, 1_000, 10_000, 100_000]
-    assert plots.number_short(1500) == "1.5k" and plots.number_short(1e12) == "1T"
+    assert plots.number_short(1500) == "1.5k"
+    assert plots.number_short(1e12) == "1T"
     assert not math.isnan(plots.ticks_linear(5, 5)[-1])

@@ -150,7 +150,8 @@ def test_claims_the_pool_never_makes_are_gone(pool):
 def test_the_one_device_rule_of_the_chat_question_is_kept(pool):
     assert "one device per user" in pool
     chat = next(q for q in questions_read() if q["slug"] == "one-to-one-chat")
-    assert "single device" in chat["prompt"] and "one device" in chat["round"]
+    assert "single device" in chat["prompt"]
+    assert "one device" in chat["round"]
 
 
 def test_rounds_last_the_hour_the_pool_speaks_of(pool):

@@ -71,20 +71,26 @@ def whole(review: Review, **values) -> object:
 
 def test_the_migration_loads_a_key_for_every_practice_document(practice_doc):
     keys = AnswerKey.objects.select_related("doc")
-    assert keys.count() == 6 and all(k.doc.practice for k in keys)
+    assert keys.count() == 6
+    assert all(k.doc.practice for k in keys)
     assert {k.minutes for k in keys} == {45}
     assert PlantedItem.objects.filter(key__doc=practice_doc).count() == 10
     worst = PlantedItem.objects.get(key__doc=practice_doc, slug=practice_doc.answer_key.worst)
-    assert worst.kind == "risk" and worst.severity == "blocker"
-    assert practice_keys_load() == 6 and AnswerKey.objects.count() == 6  # reload replaces
+    assert worst.kind == "risk"
+    assert worst.severity == "blocker"
+    assert practice_keys_load() == 6
+    assert AnswerKey.objects.count() == 6  # reload replaces
 
 
 def test_a_timed_review_starts_resumes_and_counts_attempts(practice_doc):
     user = make_user("ada")
     review, created = mock_review_start(actor=user, doc=practice_doc)
-    assert created and review.attempt == 1 and review.status == "draft"
+    assert created
+    assert review.attempt == 1
+    assert review.status == "draft"
     timer = TimedReview.objects.get(review=review)
-    assert timer.minutes_allowed == 45 and timer.started_at == review.created_at
+    assert timer.minutes_allowed == 45
+    assert timer.started_at == review.created_at
     assert review.checklist.count() == 8
 
     again, created = mock_review_start(actor=user, doc=practice_doc)
@@ -92,7 +98,9 @@ def test_a_timed_review_starts_resumes_and_counts_attempts(practice_doc):
 
     review_submit(actor=user, review=review)
     second, created = mock_review_start(actor=user, doc=practice_doc)
-    assert created and second.attempt == 2 and second.pk != review.pk
+    assert created
+    assert second.attempt == 2
+    assert second.pk != review.pk
     assert Review.objects.filter(reviewer=user).count() == 2
 
 
@@ -101,14 +109,16 @@ def test_an_untimed_draft_gets_its_clock_and_a_plain_doc_has_no_practice(practic
     draft, _ = review_create(actor=user, revision=practice_doc.revisions.get())
     assert not TimedReview.objects.filter(review=draft).exists()
     resumed, created = mock_review_start(actor=user, doc=practice_doc)
-    assert resumed.pk == draft.pk and not created
+    assert resumed.pk == draft.pk
+    assert not created
     assert TimedReview.objects.filter(review=draft).exists()
 
     plain, _ = make_doc(author)
     with pytest.raises(Exception, match="no answer key"):
         mock_review_start(actor=user, doc=plain)
     response = client_for(user).post(f"/reviews/d/{plain.pk}/practice/")
-    assert response.status_code == 302 and response["Location"] == f"/reviews/d/{plain.pk}/"
+    assert response.status_code == 302
+    assert response["Location"] == f"/reviews/d/{plain.pk}/"
     assert not Review.objects.filter(revision__doc=plain).exists()
 
 
@@ -116,7 +126,8 @@ def test_start_button_timer_and_scorecard_link_on_the_pages(practice_doc):
     user = make_user("cy")
     client = client_for(user)
     page = client.get(f"/reviews/d/{practice_doc.pk}/").content.decode()
-    assert "Start a timed review" in page and "45 minutes on the clock" in page
+    assert "Start a timed review" in page
+    assert "45 minutes on the clock" in page
     assert client.get("/reviews/practice/").status_code == 200
     started = client.post(f"/reviews/d/{practice_doc.pk}/practice/")
     review = Review.objects.get(reviewer=user)
@@ -124,11 +135,14 @@ def test_start_button_timer_and_scorecard_link_on_the_pages(practice_doc):
     page = client.get(f"/reviews/d/{practice_doc.pk}/").content.decode()
     assert "Resume your review on the clock" in page
     html = client.get(started["Location"]).content.decode()
-    assert 'id="practice-timer"' in html and 'data-minutes="45"' in html
-    assert "js/practice-timer.js" in html and "See your scorecard" not in html
+    assert 'id="practice-timer"' in html
+    assert 'data-minutes="45"' in html
+    assert "js/practice-timer.js" in html
+    assert "See your scorecard" not in html
     review_submit(actor=user, review=review)
     html = client.get(started["Location"]).content.decode()
-    assert "data-ended=" in html and f'href="/reviews/r/{review.pk}/debrief/"' in html
+    assert "data-ended=" in html
+    assert f'href="/reviews/r/{review.pk}/debrief/"' in html
     # another reader of the submitted review gets no scorecard link
     other = client_for(make_user("dee")).get(started["Location"]).content.decode()
     assert "See your scorecard" not in other
@@ -144,7 +158,8 @@ def test_scorecard_visibility_draft_other_user_and_after_submit(practice_doc):
     api = api_client_for(user)
 
     draft = api.get(url)
-    assert draft.status_code == 404 and draft.json() == {"detail": "Not found."}
+    assert draft.status_code == 404
+    assert draft.json() == {"detail": "Not found."}
     assert api_client_for(None).get(url).status_code == 401
     review_submit(actor=user, review=review)
     assert api_client_for(other).get(url).status_code == 404  # submitted, but not theirs
@@ -155,10 +170,14 @@ def test_scorecard_visibility_draft_other_user_and_after_submit(practice_doc):
     assert response.status_code == 200
     body = response.json()
     assert SCORECARD_FIELDS <= set(body)
-    assert body["total"] == 10 and body["found"] == 0 and len(body["items"]) == 10
+    assert body["total"] == 10
+    assert body["found"] == 0
+    assert len(body["items"]) == 10
     assert all(ITEM_FIELDS <= set(item) for item in body["items"])
-    assert body["led_with_worst"] is False and body["respected_constraint"] is True
-    assert body["checklist_swept"] is False and isinstance(body["minutes_taken"], float)
+    assert body["led_with_worst"] is False
+    assert body["respected_constraint"] is True
+    assert body["checklist_swept"] is False
+    assert isinstance(body["minutes_taken"], float)
 
     # the debrief page follows the same rule
     assert client_for(user).get(f"/reviews/r/{review.pk}/debrief/").status_code == 200
@@ -207,7 +226,8 @@ def test_scorecard_of_a_real_review_through_the_api(practice_doc):
     assert items["no-rollback"]["matched_annotations"] == [gap.pk]
     assert items["longest-sequence-trap"]["fell_into_trap"] == [trap.pk]
     assert not items["longest-sequence-trap"]["found"]
-    assert body["found"] == 4 and body["total"] == 10
+    assert body["found"] == 4
+    assert body["total"] == 10
     assert body["led_with_worst"] is False  # the 20 ms polling risk was ranked first
     assert body["ranking"][0]["item"] == "polling-interval"
     assert body["ranking_disagreements"][0]["below"] == "capacity-shortfall"
@@ -217,11 +237,14 @@ def test_scorecard_of_a_real_review_through_the_api(practice_doc):
     assert body["checklist_swept"] is True
 
     html = client_for(user).get(f"/reviews/r/{review.pk}/debrief/").content.decode()
-    assert "What you missed" in html and "What you found" in html
-    assert "You broke the pinned constraint" in html and "Use continuous batching" in html
+    assert "What you missed" in html
+    assert "What you found" in html
+    assert "You broke the pinned constraint" in html
+    assert "Use continuous batching" in html
     assert "You put <strong>polling-interval</strong> (minor) above" in html
     missed = html.split('id="missed-list"')[1].split("</ul>")[0]
-    assert 'data-item="no-admission-control"' in missed and "capacity-shortfall" not in missed
+    assert 'data-item="no-admission-control"' in missed
+    assert "capacity-shortfall" not in missed
 
 
 # --- progress over time ---------------------------------------------------------------------------
@@ -238,11 +261,15 @@ def test_progress_lists_attempts_per_question_with_score_and_time(practice_doc):
     mock_review_start(actor=user, doc=chat)  # in progress
 
     html = client_for(user).get("/reviews/practice/").content.decode()
-    assert "Design an LLM inference API" in html and "Design one-to-one chat" in html
+    assert "Design an LLM inference API" in html
+    assert "Design one-to-one chat" in html
     assert html.index("Design an LLM inference API") < html.index("Design one-to-one chat")
     assert html.count(f'href="/reviews/r/{first.pk}/debrief/"') == 1
-    assert "<strong>0 / 10</strong>" in html and "<strong>1 / 10</strong>" in html
-    assert "best 1 / 10" in html and "in progress" in html and "Continue" in html
+    assert "<strong>0 / 10</strong>" in html
+    assert "<strong>1 / 10</strong>" in html
+    assert "best 1 / 10" in html
+    assert "in progress" in html
+    assert "Continue" in html
     # other people's mock reviews are not listed
     assert "hal" not in client_for(make_user("ivy")).get("/reviews/practice/").content.decode()
 
@@ -316,7 +343,8 @@ def test_the_answer_key_never_leaks_before_submit(practice_doc):
 
     review_submit(actor=user, review=review)
     after = api.get(f"/api/v1/reviews/{review.pk}/scorecard/")
-    assert after.status_code == 200 and MARKER in after.content.decode()
+    assert after.status_code == 200
+    assert MARKER in after.content.decode()
     assert MARKER in client.get(f"/reviews/r/{review.pk}/debrief/").content.decode()
     # the export and the review itself still carry none of the key
     assert (
@@ -370,7 +398,8 @@ def test_answer_keys_are_read_only_in_the_admin(practice_doc):
     key = practice_doc.answer_key
     assert client.get("/admin/reviews/answerkey/").status_code == 200
     page = client.get(f"/admin/reviews/answerkey/{key.pk}/change/")
-    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+    assert page.status_code == 200
+    assert 'name="_save"' not in page.content.decode()
     assert "capacity-shortfall" in page.content.decode()
     assert client.get("/admin/reviews/answerkey/add/").status_code == 403
     assert client.get("/admin/reviews/timedreview/").status_code == 200

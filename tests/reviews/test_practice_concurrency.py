@@ -22,5 +22,6 @@ def test_concurrent_starts_open_one_timed_review():
     assert len({review.pk for review, _ in results}) == 1
     assert sum(created for _, created in results) == 1
     review = Review.objects.get(reviewer=user)
-    assert review.attempt == 1 and review.checklist.count() == 8
+    assert review.attempt == 1
+    assert review.checklist.count() == 8
     assert TimedReview.objects.filter(review=review).count() == 1

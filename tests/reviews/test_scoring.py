@@ -85,24 +85,33 @@ def perfect_notes() -> list[Note]:
 def test_a_perfect_review_finds_everything():
     card = review_score(KEY, Submission(notes=tuple(perfect_notes()), checklist=SWEPT))
     assert card.total == len(KEY.items) == 10
-    assert card.found == card.total and card.score == 1.0
+    assert card.found == card.total
+    assert card.score == 1.0
     assert all(item.found and item.matched_annotations for item in card.items)
-    assert card.led_with_worst and card.lead is not None and card.lead.item == "capacity-shortfall"
+    assert card.led_with_worst
+    assert card.lead is not None
+    assert card.lead.item == "capacity-shortfall"
     assert card.disagreements == ()
-    assert card.respected_constraint and all(not i.trapped_by for i in card.items)
+    assert card.respected_constraint
+    assert all(not i.trapped_by for i in card.items)
     assert card.alternatives_with_tradeoff == 1
     assert card.noticed_already_considered == 1
-    assert card.checklist_swept and card.checklist_unset == ()
+    assert card.checklist_swept
+    assert card.checklist_unset == ()
 
 
 def test_an_empty_review_finds_nothing():
     card = review_score(KEY, Submission(notes=(), checklist={}, minutes_taken=3.5))
     assert (card.found, card.total, card.score) == (0, 10, 0.0)
     assert not any(item.found or item.matched_annotations for item in card.items)
-    assert not card.led_with_worst and card.lead is None and card.ranking == ()
+    assert not card.led_with_worst
+    assert card.lead is None
+    assert card.ranking == ()
     assert card.respected_constraint  # nothing proposed, nothing broken
-    assert card.alternatives_with_tradeoff == 0 and card.noticed_already_considered == 0
-    assert not card.checklist_swept and card.checklist_unset == AREAS
+    assert card.alternatives_with_tradeoff == 0
+    assert card.noticed_already_considered == 0
+    assert not card.checklist_swept
+    assert card.checklist_unset == AREAS
     assert card.minutes_taken == 3.5
     # the key's explanations are there to show what was missed
     missed = {item.id: item for item in card.items}
@@ -118,7 +127,8 @@ def test_leading_with_a_minor_risk_is_reported_with_the_disagreement():
     card = review_score(KEY, Submission(notes=tuple(notes), checklist=SWEPT))
     assert card.found == 3  # every one of them is a real planted risk
     assert not card.led_with_worst
-    assert card.lead is not None and card.lead.item == "polling-interval"
+    assert card.lead is not None
+    assert card.lead.item == "polling-interval"
     assert [(r.rank, r.item) for r in card.ranking] == [
         (1, "polling-interval"),
         (2, "capacity-shortfall"),
@@ -143,7 +153,8 @@ def test_proposing_the_constraint_breaking_fix_is_reported():
     card = review_score(KEY, Submission(notes=(breaking,), checklist=SWEPT))
     trap = next(item for item in card.items if item.id == "longest-sequence-trap")
     assert not card.respected_constraint
-    assert trap.trapped_by == (breaking.id,) and not trap.found
+    assert trap.trapped_by == (breaking.id,)
+    assert not trap.found
     assert card.alternatives_with_tradeoff == 0  # a fix that breaks the constraint earns nothing
     assert "continuous batching" in trap.explanation
 
@@ -157,7 +168,9 @@ def test_proposing_the_constraint_breaking_fix_is_reported():
     )
     card = review_score(KEY, Submission(notes=(inside,)))
     trap = next(item for item in card.items if item.id == "longest-sequence-trap")
-    assert card.respected_constraint and trap.found and trap.matched_annotations == (inside.id,)
+    assert card.respected_constraint
+    assert trap.found
+    assert trap.matched_annotations == (inside.id,)
     assert card.alternatives_with_tradeoff == 1
 
 
@@ -213,15 +226,18 @@ def test_unranked_risks_follow_ranked_ones_by_severity():
             )
         ),
     )
-    assert card.led_with_worst and [r.item for r in card.ranking] == [
+    assert card.led_with_worst
+    assert [r.item for r in card.ranking] == [
         "capacity-shortfall",
         "polling-interval",
     ]
 
 
 def test_spans_overlap_is_half_open():
-    assert spans_overlap((0, 5), (4, 9)) and not spans_overlap((0, 5), (5, 9))
-    assert not spans_overlap(None, (0, 1)) and not spans_overlap((0, 1), None)
+    assert spans_overlap((0, 5), (4, 9))
+    assert not spans_overlap((0, 5), (5, 9))
+    assert not spans_overlap(None, (0, 1))
+    assert not spans_overlap((0, 1), None)
 
 
 def test_key_check_refuses_a_key_that_would_score_wrongly():
@@ -265,7 +281,8 @@ def test_every_practice_document_has_a_sound_key(entry):
     for item in key.items:
         if item.quote:  # a passage is unambiguous: it occurs once
             assert text.count(item.quote) == 1, item.id
-        assert item.explanation.strip() and item.good_comment.strip()
+        assert item.explanation.strip()
+        assert item.good_comment.strip()
     # a perfect review of this document scores full marks
     notes = []
     for rank, item in enumerate(
@@ -303,7 +320,9 @@ def test_every_practice_document_has_a_sound_key(entry):
                 )
             )
     card = review_score(key, Submission(notes=tuple(notes), checklist=SWEPT))
-    assert card.found == card.total and card.led_with_worst and card.respected_constraint
+    assert card.found == card.total
+    assert card.led_with_worst
+    assert card.respected_constraint
 
 
 def test_the_documents_are_three_pages_or_more_and_tied_to_their_questions():

@@ -87,9 +87,11 @@ def test_replies_are_ordered_by_time_and_rendered_sanitised(review, author, revi
     assert [r["created_at"] for r in listed] == sorted(r["created_at"] for r in listed)
     assert "<strong>why 40 GB?</strong>" in listed[0]["body_html"]
     html = listed[1]["body_html"]
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
     assert "javascript:" not in html.replace("[click](javascript:alert(1))", "")
-    assert 'href="https://example.com"' in html and 'rel="noopener noreferrer nofollow"' in html
+    assert 'href="https://example.com"' in html
+    assert 'rel="noopener noreferrer nofollow"' in html
     assert "<li>a</li>" in listed[2]["body_html"]
 
 
@@ -123,7 +125,8 @@ def test_invalid_utf8_and_unknown_ids(review, author):
         b'{"body": "caf\xe9"}',
         content_type="application/json",
     )
-    assert broken.status_code == 400 and "detail" in broken.json()
+    assert broken.status_code == 400
+    assert "detail" in broken.json()
     assert api.get("/api/v1/annotations/999999/replies/").status_code == 404
     assert (
         api.post("/api/v1/annotations/999999/replies/", {"body": "x"}, format="json").status_code
@@ -187,19 +190,23 @@ def test_the_annotation_author_edits_after_submission_and_history_is_kept(review
         refused = api_client_for(who).patch(url, {"body": "hijacked"}, format="json")
         assert refused.status_code == 403
         assert refused.json()["detail"] == "Only the annotation's author can edit it."
-        assert rows(Annotation) == before and not BodyEdit.objects.exists()
+        assert rows(Annotation) == before
+        assert not BodyEdit.objects.exists()
 
     api = api_client_for(review.reviewer)
     original = kv.body
     first = api.patch(url, {"body": "KV cache math is off: 32k prompts need 60 GB."}, format="json")
     assert first.status_code == 200, first.json()
-    assert first.json()["body"].startswith("KV cache math") and first.json()["edited_at"]
+    assert first.json()["body"].startswith("KV cache math")
+    assert first.json()["edited_at"]
     second = api.patch(url, {"severity": "major", "area": "scale-cost"}, format="json")
-    assert second.json()["severity"] == "major" and second.json()["area"] == "scale-cost"
+    assert second.json()["severity"] == "major"
+    assert second.json()["area"] == "scale-cost"
     assert second.json()["edited_at"] >= first.json()["edited_at"]
     # The same content again is not an edit.
     again = api.patch(url, {"severity": "major"}, format="json")
-    assert again.status_code == 200 and again.json()["edited_at"] == second.json()["edited_at"]
+    assert again.status_code == 200
+    assert again.json()["edited_at"] == second.json()["edited_at"]
 
     history = api_client_for(third).get(f"{url}history/").json()
     assert [h["body"] for h in history] == [
@@ -233,13 +240,12 @@ def test_reply_edits_by_their_author_only_with_history(review, author, reviewer)
     )
     url = f"/api/v1/replies/{reply['id']}/"
     refused = api_client_for(reviewer).patch(url, {"body": "no"}, format="json")
-    assert (
-        refused.status_code == 403
-        and refused.json()["detail"] == "Only the reply's author can edit it."
-    )
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "Only the reply's author can edit it."
     api = api_client_for(author)
     edited = api.patch(url, {"body": "We cap prompts at 16k."}, format="json")
-    assert edited.status_code == 200 and edited.json()["edited_at"]
+    assert edited.status_code == 200
+    assert edited.json()["edited_at"]
     assert edited.json()["body"] == "We cap prompts at 16k."
     same = api.patch(url, {"body": "We cap prompts at 16k."}, format="json")
     assert same.json()["edited_at"] == edited.json()["edited_at"]
@@ -295,7 +301,8 @@ def test_an_unknown_verdict_is_400_and_the_review_stays_a_draft(review, verdict)
 
 def test_drafts_show_no_verdict(review):
     body = api_client_for(review.reviewer).get(f"/api/v1/reviews/{review.pk}/").json()
-    assert body["verdict"] == "" and body["status"] == "draft"
+    assert body["verdict"] == ""
+    assert body["status"] == "draft"
 
 
 # --- the revision diff ----------------------------------------------------------------------------
@@ -312,13 +319,16 @@ def test_revision_diff_marks_moved_and_orphaned_annotations(doc, review, author,
     diff = response.json()
     assert diff["revision"] == {"id": r2.pk, "number": 2}
     assert diff["against"] == {"id": doc[1].pk, "number": 1}
-    assert diff["added"] >= 2 and diff["removed"] + diff["changed"] >= 1
+    assert diff["added"] >= 2
+    assert diff["removed"] + diff["changed"] >= 1
     ops = [row["op"] for row in diff["rows"]]
     assert ops[:2] == ["insert", "insert"]  # the new heading and summary paragraph
     by_id = {m["annotation"]: m for m in diff["annotations"]}
     assert hidden.pk not in by_id  # someone else's draft
-    assert by_id[kv.pk]["status"] == "moved" and by_id[kv.pk]["side"] == "new"
-    assert by_id[router.pk]["status"] == "orphaned" and by_id[router.pk]["side"] == "old"
+    assert by_id[kv.pk]["status"] == "moved"
+    assert by_id[kv.pk]["side"] == "new"
+    assert by_id[router.pk]["status"] == "orphaned"
+    assert by_id[router.pk]["side"] == "old"
     revised_start = REVISED.index(KV)
     assert (by_id[kv.pk]["start"], by_id[kv.pk]["end"]) == (revised_start, revised_start + len(KV))
     # Each mark sits on the paragraph that holds its passage.
@@ -329,7 +339,8 @@ def test_revision_diff_marks_moved_and_orphaned_annotations(doc, review, author,
     router_row = next(
         r for r in diff["rows"] if any(m["annotation"] == router.pk for m in r["annotations"])
     )
-    assert ROUTER in router_row["old"]["text"] and router_row["op"] in ("delete", "change")
+    assert ROUTER in router_row["old"]["text"]
+    assert router_row["op"] in ("delete", "change")
     # The reverse direction works too and the draft's author sees their own note.
     own = api_client_for(other.reviewer).get(f"/api/v1/revisions/{r2.pk}/diff/?against={doc[1].pk}")
     assert hidden.pk in {m["annotation"] for m in own.json()["annotations"]}
@@ -382,8 +393,10 @@ def test_doc_reviews_lists_submitted_reviews_of_every_revision_and_own_drafts(do
         "reviewer",
     )
     assert first["open_counts"] == {"blocker": 1, "major": 0, "minor": 1, "nit": 0}
-    assert body[late.pk]["open_counts"]["nit"] == 1 and body[late.pk]["verdict"] == "approve"
-    assert body[mine.pk]["status"] == "draft" and body[mine.pk]["verdict"] == ""
+    assert body[late.pk]["open_counts"]["nit"] == 1
+    assert body[late.pk]["verdict"] == "approve"
+    assert body[mine.pk]["status"] == "draft"
+    assert body[mine.pk]["verdict"] == ""
     # Resolving an issue takes it out of the open counts.
     kv = Annotation.objects.get(review=review, severity="blocker")
     api_client_for(author).patch(
@@ -411,9 +424,12 @@ def test_inbox_lists_marks_read_and_is_private(doc, review, author, reviewer, th
     kinds = [item["kind"] for item in listed["results"]]
     assert sorted(kinds) == ["orphaned", "reply"]
     orphan = next(i for i in listed["results"] if i["kind"] == "orphaned")
-    assert orphan["annotation"] == router.pk and orphan["actor"] == "author" and orphan["unread"]
+    assert orphan["annotation"] == router.pk
+    assert orphan["actor"] == "author"
+    assert orphan["unread"]
     reply = next(i for i in listed["results"] if i["kind"] == "reply")
-    assert reply["doc_title"] == doc[0].title and reply["annotation"] == kv.pk
+    assert reply["doc_title"] == doc[0].title
+    assert reply["annotation"] == kv.pk
 
     authors = api_client_for(author).get("/api/v1/inbox/").json()["results"]
     assert [i["kind"] for i in authors] == ["review-submitted"]
@@ -435,7 +451,8 @@ def test_inbox_lists_marks_read_and_is_private(doc, review, author, reviewer, th
     ]
     assert mine.post("/api/v1/inbox/read/", {}, format="json").json() == {"changed": 1, "unread": 0}
     bad = mine.post("/api/v1/inbox/read/", {"ids": "all"}, format="json")
-    assert bad.status_code == 400 and bad.json()["detail"].startswith("ids")
+    assert bad.status_code == 400
+    assert bad.json()["detail"].startswith("ids")
 
 
 def test_orphan_notices_once_per_revision_and_not_for_your_own_revision(doc, review, author):

@@ -1,12 +1,14 @@
 """Review-desk pages: list, new doc, doc page with revisions, review page, checklist, submit,
 seed documents on the question page."""
 
+import re
+
 import pytest
 from django.test import Client
 
 from reviews.models import ChecklistItem, DesignDoc, DocRevision, Review
 from reviews.seed import SYSTEM_USERNAME, practice_docs_load
-from reviews.services import doc_revision_create, review_submit
+from reviews.services import annotation_update, doc_revision_create, review_submit, review_update
 from tests.factories import make_user
 from tests.reviews.factories import DOC, annotate, make_review
 
@@ -268,3 +270,52 @@ def test_not_yours_and_forbidden_are_answered_once_for_pages(doc, reviewer, auth
     not_author = other.post(f"/reviews/d/{doc.design.pk}/revise/", {"body": "# Mine now\n"})
     assert not_author.status_code == 403
     assert DocRevision.objects.filter(doc=doc.design).count() == 1
+
+
+def test_risks_open_first_closed_ones_marked(review, reviewer):
+    worst = annotate(review, body="Worst risk", rank=1)
+    second = annotate(review, body="Second risk", rank=2)
+    third = annotate(review, body="Third risk", rank=3)
+    annotation_update(actor=reviewer, annotation=worst, changes={"status": "resolved"})
+    annotation_update(actor=reviewer, annotation=third, changes={"status": "dropped"})
+    html = client_for(reviewer).get(f"/reviews/r/{review.pk}/").content.decode()
+    risks = html[html.index('id="risk-list"') :]
+    risks = risks[: risks.index("</ol>")]
+    order = re.findall(r'data-id="(\d+)" data-status="(\w+)"', risks)
+    assert order == [
+        (str(second.pk), "open"),
+        (str(worst.pk), "resolved"),
+        (str(third.pk), "dropped"),
+    ]
+    assert risks.count("risk-closed") == 2
+    assert ">resolved</span>" in risks
+    assert ">dropped</span>" in risks
+
+
+def test_na_area_with_annotations_warns(review, reviewer):
+    annotate(review, area="security", kind="question", body="Who rotates the keys?")
+    client = client_for(reviewer)
+    response = client.post(
+        f"/reviews/r/{review.pk}/checklist/",
+        {"status-security": "na", "note-security": "", "status-migration": "na"},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "“Security” is marked N/A, but 1 annotation is filed under it." in html
+    assert "Migration” is marked N/A" not in html  # no annotations there: no warning
+    review_update(
+        actor=reviewer, review=review, checklist=[{"area": "security", "status": "covered"}]
+    )
+    page = client.get(f"/reviews/r/{review.pk}/").content.decode()
+    assert "is marked N/A" not in page
+
+
+def test_missing_title_is_reported_at_the_field(author):
+    response = client_for(author).post("/reviews/new/", {"title": "  ", "body": "# Doc\n"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    field = html[html.index('id="title"') :]
+    assert 'aria-invalid="true"' in field[: field.index(">")]
+    assert '<p class="field-error" id="title-error" role="alert">' in html
+    assert 'class="form-errors"' not in html

@@ -97,8 +97,10 @@ def test_s3_down_is_a_503_json_with_retry_after_and_writes_nothing(
         assert response["Content-Type"].startswith("application/json")
         assert "unavailable" in response.json()["detail"]
         assert int(response["Retry-After"]) > 0
-    assert html.status_code == 503 and html["Content-Type"].startswith("text/html")
-    assert b"Temporarily unavailable" in html.content and int(html["Retry-After"]) > 0
+    assert html.status_code == 503
+    assert html["Content-Type"].startswith("text/html")
+    assert b"Temporarily unavailable" in html.content
+    assert int(html["Retry-After"]) > 0
     assert _counts() == before
     # Bounded by the configured timeouts (1 s, one attempt), not boto3's 60 s × retries.
     assert elapsed < 20
@@ -135,7 +137,8 @@ def test_textstore_gc_finds_and_deletes_orphans_only(s3_storage, small_inline):
 
     out = io.StringIO()
     call_command("textstore_gc", "--grace", "0", stdout=out)
-    assert "2 orphan objects" in out.getvalue() and "dry run" in out.getvalue()
+    assert "2 orphan objects" in out.getvalue()
+    assert "dry run" in out.getvalue()
     assert _keys(s3_storage) == {kept.object_key, *orphans}
 
     # Inside the grace period nothing counts (a save may be between object and row).
@@ -147,7 +150,8 @@ def test_textstore_gc_finds_and_deletes_orphans_only(s3_storage, small_inline):
     out = io.StringIO()
     verify = io.StringIO()
     call_command("textstore_verify", stdout=verify)
-    assert verify.getvalue().count("ORPHAN") == 2 and "2 orphan objects" in verify.getvalue()
+    assert verify.getvalue().count("ORPHAN") == 2
+    assert "2 orphan objects" in verify.getvalue()
     call_command("textstore_gc", "--grace", "0", "--delete", stdout=out)
     assert "deleted 2" in out.getvalue()
     assert _keys(s3_storage) == {kept.object_key}
@@ -163,5 +167,6 @@ def test_textstore_gc_on_the_local_store(local_storage, small_inline):
     orphan.write_bytes(b"orphan")
     out = io.StringIO()
     call_command("textstore_gc", "--grace", "0", "--delete", stdout=out)
-    assert "1 orphan objects" in out.getvalue() and not orphan.exists()
+    assert "1 orphan objects" in out.getvalue()
+    assert not orphan.exists()
     assert (local_storage / kept.object_key).exists()

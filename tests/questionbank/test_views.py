@@ -1,9 +1,15 @@
-"""The estimator panel on question pages: presets, htmx fragments, practice mode, escaping."""
+"""Question pages (questionbank/views.py): the list and its filter, a question's page, what it
+offers (a prompt, a design doc), and the estimator panel: presets, htmx fragments, practice
+mode, escaping."""
 
 import re
 
 import pytest
+from django.test import Client
 from django.urls import reverse
+
+from questionbank.models import Question
+from tests.factories import api_client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -12,6 +18,62 @@ BATCH = {"rate": "2000", "batch": "50", "latency_ms": "200", "fill": "1", "timeo
 
 def fragment(client, slug, params):
     return client.get(reverse("questionbank:estimate", args=[slug]), params, HTTP_HX_REQUEST="true")
+
+
+def test_list_page_filters_by_kind(client):
+    response = client.get(reverse("questionbank:list"), {"kind": "infrastructure"})
+    assert response.status_code == 200
+    shown = [q.slug for q in response.context["questions"]]
+    assert shown
+    assert all(Question.objects.get(slug=s).kind == "infrastructure" for s in shown)
+    assert "Design an" in response.content.decode() or shown
+
+
+def test_detail_page_shows_numbers_and_escapes(client, django_assert_max_num_queries):
+    question = Question.objects.get(slug="llm-inference-api")
+    question.prompt = "<script>alert(1)</script>"
+    question.save()
+    with django_assert_max_num_queries(10):
+        response = client.get(reverse("questionbank:detail", args=["llm-inference-api"]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;" in html
+    assert question.numbers.first().calculation.split("\n")[0][:20] in html
+
+
+def test_unknown_question_page_is_404(client):
+    assert client.get("/questions/nope/").status_code == 404
+
+
+def test_unknown_kind_is_400_in_the_api_and_said_on_the_page():
+    api = api_client_for(make_user("q"))
+    response = api.get("/api/v1/questions/?kind=nonsense")
+    assert response.status_code == 400
+    assert "kind: unknown kind 'nonsense'" in response.json()["detail"]
+    known = api.get("/api/v1/questions/?kind=product").json()
+    assert known["results"]
+    assert {q["kind"] for q in known["results"]} == {"product"}
+    page = Client().get("/questions/?kind=nonsense")
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert "Unknown filter “nonsense”" in html
+    assert 'aria-current="page">Questions' in html.replace('href="/questions/" ', "")
+
+
+def test_question_page_offers_a_prompt_and_a_design_doc():
+    html = Client().get("/questions/prompt-playground/").content.decode()
+    assert 'href="/playground/new/?question=prompt-playground"' in html
+    assert "Start a prompt for this question" in html
+    assert 'href="/reviews/new/?question=prompt-playground"' in html
+    assert "Write a design doc for this question" in html
+    user = make_user("writer")
+    client = Client()
+    client.force_login(user)
+    new_prompt = client.get("/playground/new/?question=prompt-playground").content.decode()
+    assert 'value="prompt-playground" selected' in new_prompt
+    new_doc = client.get("/reviews/new/?question=prompt-playground").content.decode()
+    assert 'value="prompt-playground" selected' in new_doc
 
 
 @pytest.mark.parametrize(
@@ -27,8 +89,11 @@ def test_question_page_has_a_preset_estimator(client, slug, presets):
     assert 'class="panel estimator"' in html
     for name, value in presets.items():
         assert re.search(rf'name="{name}" value="{re.escape(value)}"', html), name
-    assert "<svg" in html and 'role="img"' in html and "<title id=" in html
-    assert "hx-get=" in html and "delay:350ms" in html
+    assert "<svg" in html
+    assert 'role="img"' in html
+    assert "<title id=" in html
+    assert "hx-get=" in html
+    assert "delay:350ms" in html
     assert "<script>" not in html  # no inline script: a CSP is coming
 
 
@@ -73,7 +138,8 @@ def test_full_page_without_htmx(client):
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert "<html" in html and "1.89 PB" in html
+    assert "<html" in html
+    assert "1.89 PB" in html
     bad = client.get(
         reverse("questionbank:estimate", args=["data-platform"]), {"events_per_s": "x"}
     )
@@ -84,8 +150,10 @@ def test_full_page_without_htmx(client):
 def test_practice_mode_hides_then_checks(client):
     hidden = fragment(client, "llm-inference-api", {**BATCH, "practice": "1"}).content.decode()
     assert "Check my answers" in hidden
-    assert "estimate-figures" not in hidden and "<svg" not in hidden
-    assert ">8<" not in hidden and "250" not in hidden.replace('value="250"', "")
+    assert "estimate-figures" not in hidden
+    assert "<svg" not in hidden
+    assert ">8<" not in hidden
+    assert "250" not in hidden.replace('value="250"', "")
 
     # Checking with nothing typed reveals nothing.
     empty = fragment(client, "llm-inference-api", {**BATCH, "practice": "1", "check": "1"})
@@ -100,7 +168,8 @@ def test_practice_mode_hides_then_checks(client):
     assert "1 of 2 right." in checked
     assert "✓ right: 8" in checked
     assert "✗ the answer is 250" in checked
-    assert "estimate-figures" in checked and "<svg" in checked
+    assert "estimate-figures" in checked
+    assert "<svg" in checked
 
     # Typing a parameter again hides the answers for the new problem.
     again = fragment(client, "llm-inference-api", {**BATCH, "practice": "1", "answer_gpus": "8"})

@@ -1,14 +1,19 @@
-"""GET /api/v1/questions/{slug}/estimate/: the three estimators end to end, and every bad input."""
+"""The question bank API (questionbank/api.py): questions listed, filtered and read, and
+GET /api/v1/questions/{slug}/estimate/ — the three estimators end to end, and every bad input."""
 
 import pytest
 
 from tests.factories import api_client_for, make_user
+from tests.questionbank.test_seed import SLUGS
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/questions/{}/estimate/"
+
 BATCH = {"rate": "2000", "batch": "50", "latency_ms": "200", "fill": "1"}
+
 CHECKPOINT = {"size_gb": "400", "bandwidth_gbps": "10", "hosts": "200", "fanout": "2"}
+
 STORAGE = {
     "events_per_s": "100000",
     "bytes_per_event": "1000",
@@ -25,6 +30,48 @@ def api():
 
 def get(api, slug, params):
     return api.get(URL.format(slug), params)
+
+
+BAD = [
+    # (slug, base, field, raw value or None for missing, what the detail says)
+    ("llm-inference-api", BATCH, "rate", None, "required"),
+    ("llm-inference-api", BATCH, "rate", "lots", "not a number"),
+    ("llm-inference-api", BATCH, "rate", "0", "must be positive"),
+    ("llm-inference-api", BATCH, "rate", "-5", "must be positive"),
+    ("llm-inference-api", BATCH, "rate", "nan", "finite"),
+    ("llm-inference-api", BATCH, "rate", "inf", "finite"),
+    ("llm-inference-api", BATCH, "rate", "-Infinity", "finite"),
+    ("llm-inference-api", BATCH, "rate", "1e9", "must be"),
+    ("llm-inference-api", BATCH, "rate", "9" * 400, "not a number"),
+    ("llm-inference-api", BATCH, "batch", "2.5", "whole number"),
+    ("llm-inference-api", BATCH, "batch", None, "required"),
+    ("llm-inference-api", BATCH, "latency_ms", "0", "must be positive"),
+    ("llm-inference-api", BATCH, "latency_ms", "", "required"),
+    ("llm-inference-api", BATCH, "fill", "1.5", "≤ 1"),
+    ("llm-inference-api", BATCH, "fill", "0", "must be positive"),
+    ("llm-inference-api", BATCH, "fill", "0x10", "not a number"),
+    ("llm-inference-api", BATCH, "timeout_ms", "-1", "must be positive"),
+    ("llm-inference-api", BATCH, "timeout_ms", "1e12", "must be"),
+    ("llm-inference-api", BATCH, "gpus", "0", "must be positive"),
+    ("llm-inference-api", BATCH, "gpus", "100000", "must be"),
+    ("llm-inference-api", BATCH, "requests", "1000000", "must be"),
+    ("llm-inference-api", BATCH, "seed", "-1", "must not be negative"),
+    ("checkpoint-distribution", CHECKPOINT, "size_gb", None, "required"),
+    ("checkpoint-distribution", CHECKPOINT, "bandwidth_gbps", "ten", "not a number"),
+    ("checkpoint-distribution", CHECKPOINT, "hosts", "0", "must be positive"),
+    ("checkpoint-distribution", CHECKPOINT, "hosts", "1000001", "must be"),
+    ("checkpoint-distribution", CHECKPOINT, "fanout", "1.5", "whole number"),
+    ("checkpoint-distribution", CHECKPOINT, "chunk_mb", "NaN", "finite"),
+    ("checkpoint-distribution", CHECKPOINT, "fail_fraction", "1", "must be"),
+    ("checkpoint-distribution", CHECKPOINT, "fail_fraction", "-0.1", "must not be negative"),
+    ("data-platform", STORAGE, "events_per_s", None, "required"),
+    ("data-platform", STORAGE, "bytes_per_event", "1 KB", "not a number"),
+    ("data-platform", STORAGE, "retention_days", "0", "must be positive"),
+    ("data-platform", STORAGE, "replication", "0.5", "must be"),
+    ("data-platform", STORAGE, "compression", "0.5", "must be"),
+    ("data-platform", STORAGE, "compression", "inf", "finite"),
+    ("data-platform", STORAGE, "hot_days", "-3", "must not be negative"),
+]
 
 
 def test_batch_closed_form(api):
@@ -50,7 +97,8 @@ def test_batch_simulation_is_deterministic(api):
     assert 0 < simulated["mean_fill"] <= 1
     assert 200 <= simulated["p50_ms"] <= simulated["p99_ms"]
     assert 0 < simulated["utilisation"] <= 1
-    assert simulated["gpus"] == 10 and simulated["requests"] == 5000
+    assert simulated["gpus"] == 10
+    assert simulated["requests"] == 5000
     # Another seed draws other arrivals.
     other = get(api, "llm-inference-api", {**params, "seed": "3"}).json()["simulated"]
     assert other["p99_ms"] != simulated["p99_ms"] or other["mean_fill"] != simulated["mean_fill"]
@@ -100,48 +148,6 @@ def test_other_slugs_are_404_with_detail(api, slug):
 def test_needs_credentials():
     response = api_client_for(None).get(URL.format("llm-inference-api"), BATCH)
     assert response.status_code in (401, 403)
-
-
-BAD = [
-    # (slug, base, field, raw value or None for missing, what the detail says)
-    ("llm-inference-api", BATCH, "rate", None, "required"),
-    ("llm-inference-api", BATCH, "rate", "lots", "not a number"),
-    ("llm-inference-api", BATCH, "rate", "0", "must be positive"),
-    ("llm-inference-api", BATCH, "rate", "-5", "must be positive"),
-    ("llm-inference-api", BATCH, "rate", "nan", "finite"),
-    ("llm-inference-api", BATCH, "rate", "inf", "finite"),
-    ("llm-inference-api", BATCH, "rate", "-Infinity", "finite"),
-    ("llm-inference-api", BATCH, "rate", "1e9", "must be"),
-    ("llm-inference-api", BATCH, "rate", "9" * 400, "not a number"),
-    ("llm-inference-api", BATCH, "batch", "2.5", "whole number"),
-    ("llm-inference-api", BATCH, "batch", None, "required"),
-    ("llm-inference-api", BATCH, "latency_ms", "0", "must be positive"),
-    ("llm-inference-api", BATCH, "latency_ms", "", "required"),
-    ("llm-inference-api", BATCH, "fill", "1.5", "≤ 1"),
-    ("llm-inference-api", BATCH, "fill", "0", "must be positive"),
-    ("llm-inference-api", BATCH, "fill", "0x10", "not a number"),
-    ("llm-inference-api", BATCH, "timeout_ms", "-1", "must be positive"),
-    ("llm-inference-api", BATCH, "timeout_ms", "1e12", "must be"),
-    ("llm-inference-api", BATCH, "gpus", "0", "must be positive"),
-    ("llm-inference-api", BATCH, "gpus", "100000", "must be"),
-    ("llm-inference-api", BATCH, "requests", "1000000", "must be"),
-    ("llm-inference-api", BATCH, "seed", "-1", "must not be negative"),
-    ("checkpoint-distribution", CHECKPOINT, "size_gb", None, "required"),
-    ("checkpoint-distribution", CHECKPOINT, "bandwidth_gbps", "ten", "not a number"),
-    ("checkpoint-distribution", CHECKPOINT, "hosts", "0", "must be positive"),
-    ("checkpoint-distribution", CHECKPOINT, "hosts", "1000001", "must be"),
-    ("checkpoint-distribution", CHECKPOINT, "fanout", "1.5", "whole number"),
-    ("checkpoint-distribution", CHECKPOINT, "chunk_mb", "NaN", "finite"),
-    ("checkpoint-distribution", CHECKPOINT, "fail_fraction", "1", "must be"),
-    ("checkpoint-distribution", CHECKPOINT, "fail_fraction", "-0.1", "must not be negative"),
-    ("data-platform", STORAGE, "events_per_s", None, "required"),
-    ("data-platform", STORAGE, "bytes_per_event", "1 KB", "not a number"),
-    ("data-platform", STORAGE, "retention_days", "0", "must be positive"),
-    ("data-platform", STORAGE, "replication", "0.5", "must be"),
-    ("data-platform", STORAGE, "compression", "0.5", "must be"),
-    ("data-platform", STORAGE, "compression", "inf", "finite"),
-    ("data-platform", STORAGE, "hot_days", "-3", "must not be negative"),
-]
 
 
 @pytest.mark.parametrize(("slug", "base", "field", "raw", "says"), BAD)
@@ -205,5 +211,42 @@ def test_estimates_are_rate_limited_per_client(api, client, settings):
     for _ in range(3):
         assert client.get(url, BATCH, HTTP_HX_REQUEST="true").status_code == 200
     page = client.get(url, BATCH, HTTP_HX_REQUEST="true")
-    assert page.status_code == 429 and page["Retry-After"]
+    assert page.status_code == 429
+    assert page["Retry-After"]
     cache.clear()
+
+
+def test_api_list_and_filter():
+    client = api_client_for(make_user())
+    response = client.get("/api/v1/questions/")
+    assert response.status_code == 200
+    assert [q["slug"] for q in response.json()["results"]] == SLUGS
+
+    response = client.get("/api/v1/questions/", {"kind": "design-review"})
+    assert [q["slug"] for q in response.json()["results"]] == ["review-design-doc"]
+
+
+def test_api_detail_has_every_section(django_assert_max_num_queries):
+    client = api_client_for(make_user())
+    with django_assert_max_num_queries(8):
+        response = client.get("/api/v1/questions/checkpoint-distribution/")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["slug"] == "checkpoint-distribution"
+    assert set(body) >= {"title", "round", "prompt", "depth_areas", "follow_ups", "numbers"}
+    assert {"label", "inputs", "calculation", "result"} <= set(body["numbers"][0])
+    assert {"probe", "look_for"} <= set(body["follow_ups"][0])
+
+
+def test_api_unknown_slug_is_json_404():
+    client = api_client_for(make_user())
+    response = client.get("/api/v1/questions/no-such-question/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json() == {"detail": "Not found."}
+
+
+def test_api_without_credentials_is_json_401_or_403():
+    response = api_client_for(None).get("/api/v1/questions/")
+    assert response.status_code in (401, 403)
+    assert "detail" in response.json()

@@ -1,0 +1,64 @@
+"""Sign-up, log-in and log-out pages, and the keys page (accounts/views.py)."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from accounts.models import ApiToken
+from accounts.services import api_token_create
+from tests.factories import PASSWORD, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_signup_logs_in(client):
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "ada", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 302
+    assert get_user_model().objects.filter(username="ada").exists()
+    assert "ada" in client.get("/").content.decode()
+
+
+def test_signup_rejects_mismatched_passwords(client):
+    response = client.post(
+        "/accounts/signup/", {"username": "bob", "password1": PASSWORD, "password2": "other"}
+    )
+    assert response.status_code == 400
+    assert not get_user_model().objects.filter(username="bob").exists()
+
+
+def test_login_and_logout(client):
+    make_user("carol")
+    response = client.post("/accounts/login/", {"username": "carol", "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get("/").context["user"].username == "carol"
+    client.post("/accounts/logout/")
+    assert not client.get("/").context["user"].is_authenticated
+
+
+def test_keys_page_creates_lists_and_revokes():
+    ada, bob = make_user("ada"), make_user("bob")
+    api_token_create(actor=bob)
+    client = Client()
+    client.force_login(ada)
+    home = client.get("/").content.decode()
+    assert 'href="/accounts/keys/"' in home
+    created = client.post("/accounts/keys/", {"expires_in_days": "30"})
+    assert created.status_code == 200
+    html = created.content.decode()
+    key = html.split('id="new-key" class="mono" type="text" readonly value="')[1].split('"')[0]
+    assert key.startswith("rlk_")
+    token = ApiToken.objects.get(user=ada)
+    assert token.expires_at is not None
+    listed = client.get("/accounts/keys/").content.decode()
+    assert token.key_prefix in listed
+    assert key not in listed
+    assert client.post("/accounts/keys/", {"expires_in_days": "7000"}).status_code == 400
+    bob_token = ApiToken.objects.exclude(user=ada).get()
+    assert client.post(f"/accounts/keys/{bob_token.pk}/revoke/").status_code == 404
+    assert client.post(f"/accounts/keys/{token.pk}/revoke/").status_code == 302
+    assert not ApiToken.objects.filter(user=ada).exists()
+    assert ApiToken.objects.filter(pk=bob_token.pk).exists()
+    assert Client().get("/accounts/keys/").status_code == 302
