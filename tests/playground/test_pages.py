@@ -60,10 +60,12 @@ def test_prompt_page_queries_do_not_grow_with_history(client, small_window):
     drawn = rows(large[0][1])
     assert drawn[:6] == [60, 59, 58, 57, 56, 55]
     assert len(drawn) <= 6 + 1 + 4
-    assert "older versions" in large[0][1] and "Show older versions" in large[0][1]
+    assert "older versions" in large[0][1]
+    assert "Show older versions" in large[0][1]
     # An old version: drawn, with its ancestry down to the root, below a gap.
     drawn = rows(large[1][1])
-    assert 6 in drawn and drawn[-1] == 1
+    assert 6 in drawn
+    assert drawn[-1] == 1
     assert len(drawn) <= 6 + 1 + 4
 
 
@@ -86,7 +88,8 @@ def test_tree_fragment_draws_more_of_the_newest(client, small_window):
     # Everything: no gap, no button; the same number of queries.
     large_count, html = queries(client, url.replace("show=12", "show=30"))
     assert rows(html) == list(range(30, 0, -1))
-    assert "Show older versions" not in html and "older version" not in html
+    assert "Show older versions" not in html
+    assert "older version" not in html
     assert large_count == small_count
     # Capped at PLAYGROUND_TREE_MAX, rounded up to whole windows.
     assert rows(client.get(url.replace("show=12", "show=999")).content.decode())[-1] == 1
@@ -121,6 +124,8 @@ def test_tree_rows_escape_user_text(client, small_window):
     save(owner, prompt, v1, message, system="two")
     html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
     tree = html[html.index('<ol class="tree-rows">') : html.index("</ol>", html.index("tree-rows"))]
-    assert "<img" not in tree and "<script>" not in tree and 'o"<b>' not in tree
+    assert "<img" not in tree
+    assert "<script>" not in tree
+    assert 'o"<b>' not in tree
     assert 'title="v2: &quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; &lt;script&gt;' in tree
     assert "o&quot;&lt;b&gt;wner" in tree

@@ -198,7 +198,8 @@ def test_a_window_marks_left_out_versions_and_stubs_left_out_parents():
     assert_window_well_drawn(layout, shown)
     assert [(g.first, g.last) for g in layout.gaps] == [(10, 15), (1, 5)]
     assert {s.child_id for s in layout.stubs} == {106, 116}
-    assert node(layout, 16).parent_number == 15 and node(layout, 6).parent_number == 5
+    assert node(layout, 16).parent_number == 15
+    assert node(layout, 6).parent_number == 5
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -61,7 +61,8 @@ def test_a_warm_read_applies_only_the_run_above_the_nearest_checkpoint_at_once(m
     short = selectors._read_chain(latest.sha256, to_checkpoint=True)
     full = selectors._read_chain(latest.sha256)
     assert 2 <= len(short) <= CHECKPOINT_EVERY + 1 < len(full)
-    assert short == full[: len(short)] and short[-1][6] % CHECKPOINT_EVERY == 0  # its run
+    assert short == full[: len(short)]
+    assert short[-1][6] % CHECKPOINT_EVERY == 0  # its run
     with CaptureQueriesContext(connection) as queries:
         assert blob_read(sha=latest.sha256) == texts[-1]  # cold: from the snapshot
     assert len(queries) == 1, "nothing cached: the whole chain in one query"

@@ -1,6 +1,6 @@
-"""The review page with many annotations: every annotation is highlighted and counted, the first
-REVIEW_CARDS_WINDOW cards and risks are on the page, the rest load on demand (cards by batch or
-up to one annotation, risks all at once), for the reviewer only."""
+"""The review page (reviews/pages.py) with many annotations: every annotation is highlighted and
+counted, the first REVIEW_CARDS_WINDOW cards and risks are on the page, the rest load on demand
+(cards by batch or up to one annotation, risks all at once), for the reviewer only."""
 
 import re
 
@@ -58,21 +58,25 @@ def test_first_cards_and_risks_on_the_page_the_rest_on_demand(client, window):
     assert len(set(re.findall(r'<mark[^>]* data-ann="(\d+)', html))) == 21
     assert 'id="areas-title">Annotations by area <span class="muted small">21</span>' in html
     assert cards(html) == by_area[:8]
-    assert "Show more annotations" in html and "13 more" in html
+    assert "Show more annotations" in html
+    assert "13 more" in html
     # Risks: the worst 8 listed, the others named in data-rest for the ranking.
     risks = [a.pk for a in annotations if a.kind == "risk"]
     listed = [int(n) for n in re.findall(r'class="risk-item[^"]*" data-id="(\d+)"', html)]
     rest = re.search(r'id="risk-list" data-rest="([\d,]+)"', html).group(1)
-    assert listed == risks[:8] and [int(n) for n in rest.split(",")] == risks[8:]
+    assert listed == risks[:8]
+    assert [int(n) for n in rest.split(",")] == risks[8:]
     assert f"Show all {len(risks)} risks" in html
 
     # The next batch goes on with the same area without a second heading.
     more = client.get(f"/reviews/r/{review.pk}/cards/?offset=8").content.decode()
     assert cards(more) == by_area[8:16]
     assert more.count('class="area-title"') == 1  # only failure modes starts here
-    assert "offset=16" in more and "5 more" in more
+    assert "offset=16" in more
+    assert "5 more" in more
     last = client.get(f"/reviews/r/{review.pk}/cards/?offset=16").content.decode()
-    assert cards(last) == by_area[16:] and "Show more annotations" not in last
+    assert cards(last) == by_area[16:]
+    assert "Show more annotations" not in last
     # Up to one annotation further down: everything from the offset through it.
     upto = client.get(f"/reviews/r/{review.pk}/cards/?offset=8&until={by_area[18]}")
     assert cards(upto.content.decode()) == by_area[8:19]
