@@ -272,6 +272,15 @@ PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = env_int(
 PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = env_int("PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS", 256 * 1024)
 # Diffs of texts longer than this are built from the changed region only (playground.diffing).
 PLAYGROUND_DIFF_LARGE_CHARS = env_int("PLAYGROUND_DIFF_LARGE_CHARS", 1024 * 1024)
+# Prompt page: the version tree shows the newest PLAYGROUND_TREE_WINDOW versions (more on
+# demand, PLAYGROUND_TREE_WINDOW at a time, up to PLAYGROUND_TREE_MAX) plus the selected version
+# and up to PLAYGROUND_TREE_ANCESTRY of its ancestors, so a page's work does not grow with history.
+PLAYGROUND_TREE_WINDOW = env_int("PLAYGROUND_TREE_WINDOW", 50)
+PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
+PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
+# Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
+# many cards a time (risks: all at once).
+REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 10)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)
