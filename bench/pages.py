@@ -14,10 +14,14 @@ SQL queries of one request and the response size:
 - question page (`/questions/<slug>/`, signed in): 10 vs 200 prompts and documents tied to it.
 
 The figures to read: `queries` equal at both sizes, and `ratio` (large p50 / small p50) within
-1.5. The last line is `worst_time_ratio=<float>` over the four pages.
+1.5. The last line is `worst_time_ratio=<float>` over the four pages. On a shared machine the
+times are noisy; `calls` (Python function calls of one request, counted by cProfile) is the
+same figure without the noise, and `calls_ratio` its large / small ratio.
 """
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import sys
 import tempfile
@@ -37,6 +41,7 @@ class PageFigures:
     p99_ms: float
     queries: int
     size: int
+    calls: int
 
 
 def measure(client, path: str, requests: int) -> PageFigures:
@@ -51,6 +56,11 @@ def measure(client, path: str, requests: int) -> PageFigures:
     with CaptureQueriesContext(connection) as captured:
         response = client.get(path)
     queries = len(captured)  # now: the log is cleared again by the next request
+    profile = cProfile.Profile()
+    profile.enable()
+    client.get(path)
+    profile.disable()
+    calls = pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
     times = []
     for _ in range(requests):
         start = time.perf_counter()
@@ -62,6 +72,7 @@ def measure(client, path: str, requests: int) -> PageFigures:
         p99_ms=times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
         queries=queries,
         size=len(response.content),
+        calls=calls,
     )
 
 
@@ -182,9 +193,10 @@ def run(requests: int) -> None:
         same = "same" if small.queries == large.queries else "GROWS"
         print(
             f"{page}_page: small p50_ms={small.p50_ms:.1f} p99_ms={small.p99_ms:.1f} "
-            f"queries={small.queries} bytes={small.size} | large p50_ms={large.p50_ms:.1f} "
-            f"p99_ms={large.p99_ms:.1f} queries={large.queries} bytes={large.size} | "
-            f"queries {same}, ratio={ratio:.2f}"
+            f"queries={small.queries} bytes={small.size} calls={small.calls} | "
+            f"large p50_ms={large.p50_ms:.1f} p99_ms={large.p99_ms:.1f} "
+            f"queries={large.queries} bytes={large.size} calls={large.calls} | "
+            f"queries {same}, ratio={ratio:.2f}, calls_ratio={large.calls / small.calls:.2f}"
         )
     print("target: queries the same at both sizes, ratio <= 1.5")
     print(f"worst_time_ratio={worst:.2f}")

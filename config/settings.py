@@ -239,6 +239,15 @@ TEXTSTORE_CHUNK_CHARS = env_int("TEXTSTORE_CHUNK_CHARS", 256 * 1024)
 # Upper bound on characters rebuilt for one read; lowers the delta chain cap for big texts.
 TEXTSTORE_REBUILD_BUDGET_CHARS = env_int("TEXTSTORE_REBUILD_BUDGET_CHARS", 160_000_000)
 
+# Prompt page: the version tree shows the newest PLAYGROUND_TREE_WINDOW versions (more on
+# demand, PLAYGROUND_TREE_WINDOW at a time, up to PLAYGROUND_TREE_MAX) plus the selected version
+# and up to PLAYGROUND_TREE_ANCESTRY of its ancestors, so a page's work does not grow with history.
+PLAYGROUND_TREE_WINDOW = env_int("PLAYGROUND_TREE_WINDOW", 50)
+PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
+PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
+# Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
+# many cards a time (risks: all at once).
+REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 10)
 # Long texts on pages and through the range API (characters, i.e. Unicode code points).
 # Pages render the first PLAYGROUND_TEXT_HEAD_CHARS of each text and load the rest by range.
 PLAYGROUND_TEXT_HEAD_CHARS = env_int("PLAYGROUND_TEXT_HEAD_CHARS", 16 * 1024)

@@ -1,14 +1,36 @@
 """Page models: what a playground page shows, read once and typed (templates consume these)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
 from .content import VersionContent
 from .models import Label, PromptVersion
-from .selectors import PromptAccess, label_list, version_content, version_tree
+from .selectors import (
+    PromptAccess,
+    label_list,
+    version_content,
+    version_newest,
+    version_window,
+)
 from .texts import ContentPreview, version_preview
 from .tree import Layout, tree_layout
+
+
+@dataclass(frozen=True)
+class TreeView:
+    """The version tree as drawn: a window of the history (see `version_window`)."""
+
+    layout: Layout
+    total: int  # versions of the prompt
+    shown: int  # how many of the newest are drawn (their count, not the ancestors')
+    more_from: int  # versions numbered below this are not all drawn (0: everything is)
+    step: int  # how many more "Show older versions" draws
+
+    @property
+    def next_shown(self) -> int:
+        return self.shown + self.step
 
 
 @dataclass(frozen=True)
@@ -16,7 +38,7 @@ class PromptPage:
     """A prompt's page: its version tree and labels, and the version on show with its content."""
 
     access: PromptAccess
-    layout: Layout
+    tree: TreeView
     labels: list[Label]
     main: Label | None
     selected: PromptVersion
@@ -25,7 +47,14 @@ class PromptPage:
     # version_page_content): then only `preview` is shown and the rest loads by range.
     content: VersionContent | None
     preview: ContentPreview
-    versions_count: int
+
+    @property
+    def layout(self) -> Layout:
+        return self.tree.layout
+
+    @property
+    def versions_count(self) -> int:
+        return self.tree.total
 
 
 def version_page_content(*, version: PromptVersion) -> tuple[VersionContent | None, ContentPreview]:
@@ -38,25 +67,68 @@ def version_page_content(*, version: PromptVersion) -> tuple[VersionContent | No
     return version_content(version=version), preview
 
 
-def prompt_page_build(*, access: PromptAccess, selected: PromptVersion | None) -> PromptPage:
-    """The page for `selected`, or for the version `main` points at (else the newest)."""
-    versions = list(version_tree(prompt=access.prompt))
-    labels = list(label_list(prompt=access.prompt))
+def tree_shown_parse(raw: Any) -> int:
+    """How many of the newest versions a tree request draws: the window by default, else the
+    given count rounded up to whole windows, within PLAYGROUND_TREE_MAX (ValueError if `raw`
+    is not a positive integer)."""
+    step = int(settings.PLAYGROUND_TREE_WINDOW)
+    if raw in (None, ""):
+        return step
+    if not isinstance(raw, str) or not raw.isdigit() or len(raw) > 9 or int(raw) < 1:
+        raise ValueError("show: a positive integer")
+    wanted = -(-int(raw) // step) * step
+    return max(step, min(wanted, int(settings.PLAYGROUND_TREE_MAX)))
+
+
+def version_tree_view(
+    *, access: PromptAccess, selected: PromptVersion, labels: list[Label], shown: int
+) -> TreeView:
+    """The tree around `selected`: the newest `shown` versions, `selected` and its ancestors."""
+    window = version_window(
+        prompt=access.prompt,
+        newest=shown,
+        around=selected,
+        ancestry=int(settings.PLAYGROUND_TREE_ANCESTRY),
+    )
     by_version: dict[int, list[str]] = {}
     for label in labels:
         by_version.setdefault(label.version_id, []).append(label.name)
+    layout = tree_layout(window.versions, by_version, window.parent_numbers)
+    return TreeView(
+        layout=layout,
+        total=window.total,
+        shown=shown,
+        more_from=window.newest_from if window.newest_from > 1 else 0,
+        step=int(settings.PLAYGROUND_TREE_WINDOW),
+    )
+
+
+def prompt_page_build(
+    *, access: PromptAccess, selected: PromptVersion | None, shown: int | None = None
+) -> PromptPage:
+    """The page for `selected`, or for the version `main` points at (else the newest).
+
+    Bounded whatever the history's length: the tree is a window of it (`version_tree_view`),
+    and labels are per prompt, not per version.
+    """
+    labels = list(label_list(prompt=access.prompt))
     main = next((label for label in labels if label.name == "main"), None)
     if selected is None:
-        selected = next((v for v in versions if main and v.pk == main.version_id), versions[-1])
+        selected = main.version if main else version_newest(prompt=access.prompt)
+    tree = version_tree_view(
+        access=access,
+        selected=selected,
+        labels=labels,
+        shown=shown or int(settings.PLAYGROUND_TREE_WINDOW),
+    )
     content, preview = version_page_content(version=selected)
     return PromptPage(
         access=access,
-        layout=tree_layout(versions, by_version),
+        tree=tree,
         labels=labels,
         main=main,
         selected=selected,
-        selected_labels=by_version.get(selected.pk, []),
+        selected_labels=[label.name for label in labels if label.version_id == selected.pk],
         content=content,
         preview=preview,
-        versions_count=len(versions),
     )

@@ -8,9 +8,12 @@ not see raises NotFound, exactly like a missing id. Share links are resolved sep
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.tokens import token_hash
@@ -173,24 +176,130 @@ def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
     return (
         PromptVersion.objects.filter(prompt=prompt)
         .select_related("author")
-        .only(
-            "id",
-            "prompt_id",
-            "parent_id",
-            "number",
-            "author__username",
-            "created_at",
-            "message",
-            "content_hash",
-            "provider",
-            "model",
-        )
+        .only(*_TREE_FIELDS)
         .order_by("number")
     )
 
 
+_TREE_FIELDS = (
+    "id",
+    "prompt_id",
+    "parent_id",
+    "number",
+    "author__username",
+    "created_at",
+    "message",
+    "content_hash",
+    "provider",
+    "model",
+)
+
+
+@dataclass(frozen=True)
+class TreeVersion:
+    """What the version tree shows of one version (no content, no model instance: a tree row
+    is built for each of up to PLAYGROUND_TREE_MAX versions)."""
+
+    id: int
+    parent_id: int | None
+    number: int
+    message: str
+    author: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class VersionWindow:
+    """The part of a prompt's history a page draws, in save order (parents before children).
+
+    `versions` holds the newest `newest` versions plus the given version and up to `ancestry`
+    of its ancestors; `parent_numbers` the numbers of parents that are not in it (their
+    children draw a stub); `total` how many versions the prompt has; `newest_from` the number
+    of the oldest of the newest versions (everything from it up is shown).
+    """
+
+    versions: list[TreeVersion]
+    parent_numbers: dict[int, int]
+    total: int
+    newest_from: int
+
+
+def version_window(
+    *, prompt: Prompt, newest: int, around: PromptVersion | None = None, ancestry: int = 0
+) -> VersionWindow:
+    """A bounded window of the version tree, in one query whatever the history's length.
+
+    Numbers run 1..n within a prompt without holes (assigned as max + 1 under a unique
+    constraint; versions are never deleted), so the newest row's number is the count.
+    The ancestry is walked by a recursive query bounded by `ancestry` steps.
+    """
+    table = connection.ops.quote_name(PromptVersion._meta.db_table)
+    # Table name from model metadata, values as parameters.
+    ancestors = (
+        f"WITH RECURSIVE up(id, step) AS ("  # noqa: S608
+        f" SELECT id, 0 FROM {table} WHERE id = %s AND prompt_id = %s"
+        f" UNION ALL"
+        f" SELECT v.parent_id, up.step + 1 FROM {table} v JOIN up ON v.id = up.id"
+        f" WHERE v.parent_id IS NOT NULL AND up.step < %s"
+        f") SELECT id FROM up"
+    )
+    newest_ids = (
+        PromptVersion.objects.filter(prompt=prompt).order_by("-number").values("id")[:newest]
+    )
+    wanted = Q(pk__in=newest_ids)
+    if around is not None:
+        # Values as parameters; the SQL text is built from model metadata only.
+        wanted |= Q(pk__in=RawSQL(ancestors, (around.pk, prompt.pk, ancestry)))  # noqa: S611
+    found = (
+        PromptVersion.objects.filter(wanted, prompt=prompt)
+        .order_by("number")
+        .values_list(
+            "id",
+            "parent_id",
+            "number",
+            "message",
+            "author__username",
+            "created_at",
+            "parent__number",
+        )
+    )
+    rows, parent_of = [], {}
+    for id_, parent_id, number, message, author, created_at, parent_number in found:
+        rows.append(TreeVersion(id_, parent_id, number, message, author, created_at))
+        parent_of[parent_id] = parent_number
+    shown = {v.id for v in rows}
+    parent_numbers = {
+        parent_id: number
+        for parent_id, number in parent_of.items()
+        if parent_id is not None and parent_id not in shown
+    }
+    total = rows[-1].number if rows else 0
+    newest_from = max(total - newest + 1, 1)
+    return VersionWindow(
+        versions=rows, parent_numbers=parent_numbers, total=total, newest_from=newest_from
+    )
+
+
+def version_newest(*, prompt: Prompt) -> PromptVersion:
+    """The prompt's newest version (every prompt has one: it is created with v1)."""
+    version = (
+        PromptVersion.objects.select_related("author")
+        .filter(prompt=prompt)
+        .order_by("-number")
+        .first()
+    )
+    if version is None:
+        raise NotFound
+    return version
+
+
 def label_list(*, prompt: Prompt) -> QuerySet[Label]:
-    return Label.objects.filter(prompt=prompt).select_related("version").order_by("name")
+    """The prompt's labels by name, each with its version (and that version's author)."""
+    return (
+        Label.objects.filter(prompt=prompt)
+        .select_related("version", "version__author")
+        .order_by("name")
+    )
 
 
 def label_moves(*, prompt: Prompt, limit: int = 50) -> QuerySet[LabelMove]:

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.prompt_list_view, name="list"),
     path("new/", views.prompt_new_view, name="new"),
     path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
+    path("p/<int:prompt_id>/tree/", views.prompt_tree_view, name="tree"),
     path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
     path("p/<int:prompt_id>/update/", views.prompt_update_view, name="update"),
     path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),

@@ -27,7 +27,13 @@ from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
 from .export import Api, ExportFormat, export_render
 from .forms import content_as_form_values, content_from_form, form_values_from_post
 from .models import Label, Prompt, PromptVersion, Role, ShareLink
-from .pages import prompt_page_build, version_page_content
+from .pages import (
+    TreeView,
+    prompt_page_build,
+    tree_shown_parse,
+    version_page_content,
+    version_tree_view,
+)
 from .selectors import (
     PromptAccess,
     access_log,
@@ -58,6 +64,7 @@ from .services import (
 )
 from .shared import LoginRequired, shared_open
 from .texts import ContentPreview, version_content_diff
+from .tree_html import TreeHtml, tree_html
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))
 EXPORT_FORMATS: tuple[tuple[ExportFormat, str], ...] = (
@@ -110,6 +117,14 @@ def _version_text_urls(version: PromptVersion) -> dict[str, str]:
         reverse("api-version-text-download", args=[version.pk]),
         "",
     )
+
+
+def _editor_for(content: VersionContent | None, values: dict[str, Any] | None) -> dict[str, Any]:
+    """The editor, filled from `values` (a failed save) or else the content; no editor for a
+    version whose texts are too long to load into the page (content None)."""
+    if values is None and content is not None:
+        values = content_as_form_values(content)
+    return _editor_context(values) if values is not None else {}
 
 
 def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +213,17 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
     return redirect("playground:prompt", prompt_id=prompt.pk)
 
 
+def _tree_html(prompt: Prompt, tree: TreeView, selected: PromptVersion) -> TreeHtml:
+    return tree_html(
+        layout=tree.layout,
+        prompt_id=prompt.pk,
+        selected_id=selected.pk,
+        compare_from=selected.parent_id or selected.pk,
+        next_shown=tree.next_shown,
+        step=tree.step,
+    )
+
+
 def _prompt_page(
     request: HttpRequest,
     access: PromptAccess,
@@ -206,11 +232,10 @@ def _prompt_page(
     editor_values: dict[str, Any] | None = None,
     error: PlaygroundError | None = None,
     status: int = 200,
+    shown: int | None = None,
 ) -> HttpResponse:
-    page = prompt_page_build(access=access, selected=selected)
+    page = prompt_page_build(access=access, selected=selected, shown=shown)
     selected = page.selected
-    if editor_values is None and page.content is not None:
-        editor_values = content_as_form_values(page.content)
     return render(
         request,
         "playground/prompt_detail.html",
@@ -218,6 +243,8 @@ def _prompt_page(
             "section": "playground",
             "prompt": access.prompt,
             "access": access,
+            "tree": page.tree,
+            "tree_html": _tree_html(access.prompt, page.tree, selected),
             "layout": page.layout,
             "labels": page.labels,
             "label_moves": label_moves(prompt=access.prompt, limit=30),
@@ -227,12 +254,10 @@ def _prompt_page(
             **_texts_context(page.content, page.preview, _version_text_urls(selected)),
             "error": error,
             "versions_count": page.versions_count,
-            "diff_default_a": selected.parent_id or selected.pk,
             "can_edit": access.can_edit,
             "is_owner": access.is_owner,
             **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
-            # No editor for a version whose texts are too long to load into the page.
-            **(_editor_context(editor_values) if editor_values is not None else {}),
+            **_editor_for(page.content, editor_values),
         },
         status=status,
     )
@@ -243,13 +268,46 @@ def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
     version_id = request.GET.get("v")
     selected = _version_or_404(access.prompt, version_id) if version_id else None
+    try:
+        shown = tree_shown_parse(request.GET.get("show"))
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
     access_log_grant_use(
         prompt_id=access.prompt.pk,
         grant_id=access.grant_id,
         user=request_actor(request),
         path="page",
     )
-    return _prompt_page(request, access, selected)
+    return _prompt_page(request, access, selected, shown=shown)
+
+
+@login_required
+def prompt_tree_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """The version tree alone (htmx "Show older versions"): the newest `show` versions, and the
+    selected version `v` with its ancestors, as on the page."""
+    access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
+    selected = _version_or_404(access.prompt, request.GET.get("v"))
+    try:
+        shown = tree_shown_parse(request.GET.get("show"))
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
+    tree = version_tree_view(
+        access=access, selected=selected, labels=list(label_list(prompt=access.prompt)), shown=shown
+    )
+    revealed = request.GET.get("from", "")
+    return render(
+        request,
+        "playground/_tree.html",
+        {
+            "prompt": access.prompt,
+            "tree": tree,
+            "tree_html": _tree_html(access.prompt, tree, selected),
+            "layout": tree.layout,
+            "selected": selected,
+            "versions_count": tree.total,
+            "revealed_from": revealed if revealed.isdigit() else "",
+        },
+    )
 
 
 @login_required

@@ -6,7 +6,7 @@ checklist coverage, and orphans last — annotations whose passage is orphaned i
 revision are listed there only, with their quote.
 """
 
-from typing import Any
+from typing import Any, Protocol
 
 from .models import (
     Annotation,
@@ -34,7 +34,18 @@ SECTIONS = [
 ]
 
 
-def risk_order(annotation: Annotation) -> tuple[int, int, int, int]:
+class Rankable(Protocol):
+    """What ranking a risk reads: an Annotation, or a review page's light AnnotationRow."""
+
+    @property
+    def pk(self) -> Any: ...
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def severity(self) -> str: ...
+
+
+def risk_order(annotation: Rankable) -> tuple[int, int, int, int]:
     """Rank 1 first; unranked risks after every ranked one, worst severity first."""
     ranked = annotation.rank is not None
     return (

@@ -2,12 +2,13 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
 from .export import risk_order
 from .models import Annotation, AnnotationAnchor, Area, DocRevision, Review
 from .rendering import markdown_render, source_render
-from .selectors import annotation_threads, revision_text
+from .selectors import AnnotationRow, annotation_rows, annotation_threads, revision_text
 from .thread_pages import EditView, ThreadView, history_of, thread_of
 
 
@@ -36,64 +37,147 @@ class AnnotationView:
 
 @dataclass(frozen=True)
 class AreaGroup:
+    """A run of cards of one checklist area; `count` is how many the area has in all, and
+    `continued` says the run goes on from the previous batch of cards (no heading again)."""
+
     area: str
     label: str
+    count: int
     annotations: list[AnnotationView]
+    continued: bool = False
+
+
+@dataclass(frozen=True)
+class OrphanView:
+    row: AnnotationRow
+    can_reattach: bool
+
+
+@dataclass(frozen=True)
+class CardBatch:
+    """Annotation cards `start`..`start + len(cards)` in card order (by area, then id), grouped
+    by area, and how many come after them."""
+
+    groups: list[AreaGroup]
+    start: int
+    end: int
+    remaining: int
+
+
+_AREA_INDEX = {area: index for index, (area, _) in enumerate(Area.choices)}
+_AREA_LABEL = dict(Area.choices)
+
+
+def _card_order(rows: list[AnnotationRow]) -> list[AnnotationRow]:
+    """The order of the cards: by checklist area, then as filed (the page has always listed
+    them so)."""
+    return sorted(rows, key=lambda r: (_AREA_INDEX.get(r.area, len(_AREA_INDEX)), r.pk))
+
+
+def card_batch_build(
+    *,
+    review: Review,
+    viewed: DocRevision,
+    user_id: int,
+    rows: list[AnnotationRow],
+    start: int,
+    until: int | None = None,
+) -> CardBatch:
+    """The next REVIEW_CARDS_WINDOW cards from `start` (further, up to and including the
+    annotation `until`, when it comes later): only their threads and histories are read, in a
+    fixed number of queries."""
+    order = _card_order(rows)
+    end = min(start + int(settings.REVIEW_CARDS_WINDOW), len(order))
+    if until is not None:
+        index = next((i for i, r in enumerate(order) if r.pk == until), None)
+        if index is not None and index >= end:
+            end = index + 1
+    wanted = order[start:end]
+    views = {v.annotation.pk: v for v in _annotation_views(review, viewed, user_id, wanted)}
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.area] = counts.get(row.area, 0) + 1
+    groups: list[AreaGroup] = []
+    for row in wanted:
+        if not groups or groups[-1].area != row.area:
+            continued = not groups and start > 0 and order[start - 1].area == row.area
+            groups.append(
+                AreaGroup(
+                    row.area, _AREA_LABEL.get(row.area, row.area), counts[row.area], [], continued
+                )
+            )
+        groups[-1].annotations.append(views[row.pk])
+    return CardBatch(groups=groups, start=start, end=end, remaining=len(order) - end)
+
+
+def risks_worst_first(rows: list[AnnotationRow]) -> list[AnnotationRow]:
+    """The risks among `rows`, worst first (rank 1 first, then unranked by severity)."""
+    risks = (r for r in rows if r.kind == Annotation.Kind.RISK)
+    # Open risks first in rank order; resolved and dropped ones after (marked on the page).
+    return sorted(risks, key=lambda r: (r.status != Annotation.Status.OPEN, risk_order(r)))
 
 
 @dataclass(frozen=True)
 class ReviewPage:
-    """A review shown on one revision of its document (the reviewed one, or a later one)."""
+    """A review shown on one revision of its document (the reviewed one, or a later one).
+
+    Every annotation is on the page as a highlight, in the counts and in the risks and orphans
+    lists (`rows`, one light query); only the first REVIEW_CARDS_WINDOW full cards are (`cards`),
+    the others load on demand, so the page's work does not grow with their number.
+    """
 
     review: Review
     revisions: list[DocRevision]
     viewed: DocRevision
     doc_html: SafeString
     source_html: SafeString
-    annotations: list[AnnotationView]
+    rows: list[AnnotationRow]
+    cards: CardBatch
     is_doc_author: bool
+    user_id: int
 
     @property
     def on_reviewed(self) -> bool:
         return self.viewed.pk == self.review.revision_id
 
     @property
-    def risks(self) -> list[AnnotationView]:
-        """Risks, worst first (rank 1 first, then unranked by severity)."""
-        risks = (v for v in self.annotations if v.annotation.kind == Annotation.Kind.RISK)
-        # Open risks first in rank order; resolved and dropped ones after (marked on the page).
-        return sorted(
-            risks,
-            key=lambda v: (v.annotation.status != Annotation.Status.OPEN, risk_order(v.annotation)),
-        )
+    def risks(self) -> list[AnnotationRow]:
+        return risks_worst_first(self.rows)
 
     @property
     def by_area(self) -> list[AreaGroup]:
-        """Annotations per checklist area, areas without any left out."""
-        groups = [
-            AreaGroup(area, label, [v for v in self.annotations if v.annotation.area == area])
-            for area, label in Area.choices
-        ]
-        return [group for group in groups if group.annotations]
+        """The first cards per checklist area, areas without any left out."""
+        return self.cards.groups
 
     @property
-    def orphans(self) -> list[AnnotationView]:
-        return [v for v in self.annotations if v.status_here == AnnotationAnchor.Status.ORPHANED]
+    def orphans(self) -> list[OrphanView]:
+        doc_author_id = self.review.revision.doc.author_id
+        later = self.viewed.number > self.review.revision.number
+        return [
+            OrphanView(
+                row=r,
+                can_reattach=later and self.user_id in (r.author_id, doc_author_id),
+            )
+            for r in self.rows
+            if r.status_here == AnnotationAnchor.Status.ORPHANED
+        ]
 
     @property
     def here_counts(self) -> list[tuple[str, int]]:
         """How many annotations landed how on the viewed revision, by status."""
         counts: dict[str, int] = {}
-        for view in self.annotations:
-            counts[view.status_here] = counts.get(view.status_here, 0) + 1
+        for row in self.rows:
+            counts[row.status_here] = counts.get(row.status_here, 0) + 1
         return sorted(counts.items())
 
 
-def _annotation_views(review: Review, viewed: DocRevision, user_id: int) -> list[AnnotationView]:
+def _annotation_views(
+    review: Review, viewed: DocRevision, user_id: int, rows: list[AnnotationRow]
+) -> list[AnnotationView]:
     doc_author_id = review.revision.doc.author_id
     submitted = review.status == Review.Status.SUBMITTED
     views = []
-    for annotation in annotation_threads(review=review):
+    for annotation in annotation_threads(review=review, ids=[r.pk for r in rows]):
         trail = list(annotation.anchors.all())
         may_status = user_id in (annotation.author_id, doc_author_id)
         views.append(
@@ -121,11 +205,11 @@ def review_page_build(
 ) -> ReviewPage:
     """The review's page on `viewed`: the document with its annotated passages marked."""
     text = revision_text(revision=viewed)
-    views = _annotation_views(review, viewed, user_id)
+    rows = annotation_rows(review=review, viewed=viewed)
     highlights = [
-        (v.here.start, v.here.end, v.annotation.pk)
-        for v in views
-        if v.here is not None and v.here.start is not None and v.here.end is not None
+        (r.here_start, r.here_end, r.pk)
+        for r in rows
+        if r.here_status is not None and r.here_start is not None and r.here_end is not None
     ]
     return ReviewPage(
         review=review,
@@ -137,6 +221,8 @@ def review_page_build(
         source_html=mark_safe(  # noqa: S308 (escaped by source_render)
             source_render(text=text, highlights=highlights)
         ),
-        annotations=views,
+        rows=rows,
+        cards=card_batch_build(review=review, viewed=viewed, user_id=user_id, rows=rows, start=0),
         is_doc_author=review.revision.doc.author_id == user_id,
+        user_id=user_id,
     )

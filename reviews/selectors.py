@@ -14,6 +14,7 @@ from django.db.models import (
     Case,
     Count,
     F,
+    FilteredRelation,
     IntegerField,
     Max,
     OuterRef,
@@ -298,10 +299,68 @@ def _replies_prefetch() -> Prefetch:
     )
 
 
-def annotation_threads(*, review: Review) -> QuerySet[Annotation]:
-    """The review's annotations with anchors, replies (with their edits) and the annotation's
-    own edit history: five queries however many there are."""
-    return annotation_list(review=review).prefetch_related(_replies_prefetch(), _edits_prefetch())
+def annotation_threads(*, review: Review, ids: list[int] | None = None) -> QuerySet[Annotation]:
+    """The review's annotations (or those of `ids`) with anchors, replies (with their edits) and
+    the annotation's own edit history: five queries however many there are."""
+    annotations = annotation_list(review=review)
+    if ids is not None:
+        annotations = annotations.filter(pk__in=ids)
+    return annotations.prefetch_related(_replies_prefetch(), _edits_prefetch())
+
+
+@dataclass(frozen=True)
+class AnnotationRow:
+    """What a review page shows of every annotation (the highlights, counts, risks and orphans
+    lists), with its anchor on the viewed revision: no thread, no history, no trail."""
+
+    pk: int
+    area: str
+    kind: str
+    severity: str
+    status: str
+    rank: int | None
+    body: str
+    exact: str
+    author_id: int
+    here_status: str | None  # None: not computed on the viewed revision yet
+    here_start: int | None
+    here_end: int | None
+
+    @property
+    def status_here(self) -> str:
+        return self.here_status or "pending"
+
+    def get_status_display(self) -> str:
+        return str(Annotation.Status(self.status).label)
+
+    def get_kind_display(self) -> str:
+        return str(Annotation.Kind(self.kind).label)
+
+
+def annotation_rows(*, review: Review, viewed: DocRevision) -> list[AnnotationRow]:
+    """Every annotation of the review with its anchor on `viewed`, in id order (one query)."""
+    rows = (
+        Annotation.objects.filter(review=review)
+        .annotate(
+            here=FilteredRelation("anchors", condition=Q(anchors__revision=viewed)),
+        )
+        .order_by("id")
+        .values_list(
+            "id",
+            "area",
+            "kind",
+            "severity",
+            "status",
+            "rank",
+            "body",
+            "exact",
+            "author_id",
+            "here__status",
+            "here__start",
+            "here__end",
+        )
+    )
+    return [AnnotationRow(*row) for row in rows]
 
 
 def reply_list(*, annotation: Annotation) -> QuerySet[Reply]:

@@ -7,6 +7,7 @@ the checklist panel in place).
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -21,10 +22,11 @@ from questionbank.selectors import question_list
 
 from .exceptions import NotFound, ReviewsError
 from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
-from .pages import review_page_build
+from .pages import card_batch_build, review_page_build, risks_worst_first
 from .rendering import markdown_render
 from .selectors import (
     annotation_counts_by_area,
+    annotation_rows,
     checklist_coverage,
     checklist_list,
     doc_get_for_user,
@@ -260,6 +262,18 @@ def _checklist_context(review: Review, can_edit: bool) -> dict[str, Any]:
     }
 
 
+def _card_context(review: Review, viewed: DocRevision, user_id: int) -> dict[str, Any]:
+    """What an annotation card needs besides its view (the page's and the fragment's alike)."""
+    return {
+        "review": review,
+        "viewed": viewed,
+        "can_edit": review.status == Review.Status.DRAFT and review.reviewer_id == user_id,
+        "areas": Area.choices,
+        "severities": Annotation.Severity.choices,
+        "issue_statuses": Annotation.Status.choices,
+    }
+
+
 def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     revisions = list(revision_list(doc=review.revision.doc))
     wanted = request.GET.get("rev")
@@ -267,31 +281,83 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     user_id = request_actor(request).pk
     page = review_page_build(review=review, user_id=user_id, revisions=revisions, viewed=viewed)
     can_edit = review.status == Review.Status.DRAFT and review.reviewer_id == user_id
+    window = int(settings.REVIEW_CARDS_WINDOW)
     return render(
         request,
         "reviews/review_detail.html",
         {
+            **_card_context(review, page.viewed, user_id),
             "section": "reviews",
             "page": page,
             "doc": review.revision.doc,
             "revisions": page.revisions,
-            "viewed": page.viewed,
             "on_reviewed": page.on_reviewed,
             "doc_html": page.doc_html,
             "source_html": page.source_html,
-            "annotations": page.annotations,
+            "annotations_count": len(page.rows),
             "risks": page.risks,
+            "risks_shown": page.risks[:window],
+            "risks_rest": [r.pk for r in page.risks[window:]],
             "by_area": page.by_area,
+            "cards": page.cards,
             "orphans": page.orphans,
             "here_counts": page.here_counts,
-            "areas": Area.choices,
             "kinds": Annotation.Kind.choices,
-            "severities": Annotation.Severity.choices,
-            "issue_statuses": Annotation.Status.choices,
             "is_doc_author": page.is_doc_author,
             "verdicts": Verdict.choices,
             **_checklist_context(review, can_edit),
         },
+    )
+
+
+def _count_param(raw: str | None, name: str) -> int | None:
+    if raw in (None, ""):
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        raise ValueError(f"{name}: a whole number")
+    return int(raw)
+
+
+@login_required
+def review_risks_view(request: HttpRequest, review_id: int) -> HttpResponse:
+    """Every risk of the review, worst first (htmx "Show all risks": the page lists the first
+    REVIEW_CARDS_WINDOW)."""
+    review = _review_or_404(request, review_id)
+    user_id = request_actor(request).pk
+    rows = annotation_rows(review=review, viewed=review.revision)
+    return render(
+        request,
+        "reviews/_risk_items.html",
+        {
+            "risks": risks_worst_first(rows),
+            "can_edit": review.status == Review.Status.DRAFT and review.reviewer_id == user_id,
+        },
+    )
+
+
+@login_required
+def review_cards_view(request: HttpRequest, review_id: int) -> HttpResponse:
+    """More annotation cards (htmx "Show more annotations"): REVIEW_CARDS_WINDOW from
+    `offset`, or further up to the annotation `until` (a highlight or link to a card that is
+    not on the page yet)."""
+    review = _review_or_404(request, review_id)
+    revisions = list(revision_list(doc=review.revision.doc))
+    wanted = request.GET.get("rev")
+    viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
+    try:
+        offset = _count_param(request.GET.get("offset"), "offset") or 0
+        until = _count_param(request.GET.get("until"), "until")
+    except ValueError as error:
+        return HttpResponse(str(error), status=400)
+    user_id = request_actor(request).pk
+    rows = annotation_rows(review=review, viewed=viewed)
+    batch = card_batch_build(
+        review=review, viewed=viewed, user_id=user_id, rows=rows, start=offset, until=until
+    )
+    return render(
+        request,
+        "reviews/_cards.html",
+        {**_card_context(review, viewed, user_id), "cards": batch, "reveal": True},
     )
 
 

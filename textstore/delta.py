@@ -75,6 +75,66 @@ def _apply_bmp(source: str, delta: str) -> str:
     return "".join(pieces)
 
 
+def _compose_bmp(source: str, deltas: list[str]) -> str | None:
+    """`deltas` applied one after the other to `source`, building only the final text.
+
+    The text between deltas is kept as pieces — spans of `source` and inserted strings — so a
+    run of k deltas copies the text once instead of k times. None when an inserted string has a
+    character outside the BMP (a later delta would count it as two units): the caller then
+    applies the deltas one by one. ValueError as in `_apply_bmp` when a delta does not fit.
+    """
+    # A piece is (text, start, end): the characters text[start:end].
+    pieces: list[tuple[str, int, int]] = [(source, 0, len(source))] if source else []
+    length = len(source)
+    for delta in deltas:
+        result: list[tuple[str, int, int]] = []
+        index, offset, pointer = 0, 0, 0  # the next piece, the position in it, in the text
+        for token in delta.split("\t"):
+            if not token:
+                continue
+            op = token[0]
+            if op == "+":
+                param = token[1:]
+                text = unquote(param) if "%" in param else param
+                if not _is_bmp(text):
+                    return None
+                if text:
+                    result.append((text, 0, len(text)))
+                continue
+            if op != "=" and op != "-":
+                raise ValueError(f"invalid operation in delta: {op!r}")
+            count = int(token[1:])
+            if count < 0:
+                raise ValueError(f"negative number in delta: {token[1:]!r}")
+            pointer += count
+            while count and index < len(pieces):
+                text, start, end = pieces[index]
+                take = min(count, end - start - offset)
+                if op == "=":
+                    result.append((text, start + offset, start + offset + take))
+                count -= take
+                offset += take
+                if start + offset == end:
+                    index, offset = index + 1, 0
+        if pointer != length:
+            raise ValueError(f"delta spans {pointer} characters, source has {length}")
+        pieces = result
+        length = sum(end - start for _, start, end in pieces)
+    return "".join(text[start:end] for text, start, end in pieces)
+
+
+def delta_apply_many(*, source: str, deltas: list[str]) -> str:
+    """The text the `deltas` produce one after the other from `source` (ValueError if one does
+    not fit); the same result as applying them one by one, without the texts in between."""
+    if len(deltas) > 1 and _is_bmp(source):
+        composed = _compose_bmp(source, deltas)
+        if composed is not None:
+            return composed
+    for delta in deltas:
+        source = delta_apply(source=source, delta=delta)
+    return source
+
+
 def delta_apply(*, source: str, delta: str) -> str:
     """The text `delta` produces from `source`; ValueError if it does not fit `source`."""
     if _is_bmp(source):

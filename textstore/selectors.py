@@ -13,17 +13,19 @@ from datetime import datetime
 from django.db import connection
 
 from . import objects
-from .cache import text_cache
+from .cache import base_cache, text_cache
 from .chains import (
     CHAIN_GUARD,
     CHECKPOINT_EVERY,
     SHA_RE,
     ChainRow,
     cached_text,
-    chain_read,
+    chain_row,
+    chain_tuples,
     check_sha,
     delta_apply_checked,
     integrity_error,
+    nearest_cached,
     rows_rebuild,
     snapshot_text,
     text_check,
@@ -113,15 +115,30 @@ def _verified(rows: list[Blob], *, use_cache: bool) -> str:
 def blob_read(*, sha: str) -> str:
     """The text stored under `sha`, verified against it (or from the LRU of verified texts).
 
-    One query fetches the chain. The rebuild starts from the nearest text on it found in the
-    caches — a read text, a decoded snapshot, or a checkpoint kept every CHECKPOINT_EVERY plain
-    deltas — and applies only the deltas above it. Texts enter the base cache only once their
-    own SHA-256 has been checked, so a cached base is never wrong.
+    One query fetches the chain down to its nearest checkpoint (a snapshot, or every
+    CHECKPOINT_EVERY-th plain delta of a run, which reads keep in the base cache): at most that
+    many rows, and none of the snapshot's payload, however long the run below is. The rebuild
+    starts from the nearest cached text on them and applies the deltas above it all at once
+    (`delta_apply_many`: the texts in between are never built). A read whose checkpoint is not
+    cached yet needs a second query for the chain down to its full snapshot; with an empty base
+    cache (a process's first reads) the whole chain is fetched at once.
+    Texts enter the base cache only once their own SHA-256 has been checked, so a cached base
+    is never wrong.
     """
     cached = text_cache.get(sha)
     if cached is not None:
         return cached
-    return rows_rebuild(sha, chain_read(sha))
+    # Warm (a server that has read near here): the rows down to the nearest checkpoint, whose
+    # text is cached. When it is not (yet), a second query reads the whole chain; with nothing
+    # in the base cache no checkpoint can be cached, so the whole chain comes at once.
+    warm = len(base_cache) > 0
+    chain = chain_tuples(sha, to_checkpoint=warm)
+    start, text = nearest_cached(chain)
+    if text is None and warm and chain[-1][1] != Blob.Kind.FULL:
+        chain = chain_tuples(sha)
+        start, text = nearest_cached(chain)
+    # Only the rows above the nearest cached text are decoded (all of them on a cold read).
+    return rows_rebuild(sha, [chain_row(r) for r in chain[: start + 1]])
 
 
 def blob_lengths(*, shas: list[str]) -> dict[str, int]:

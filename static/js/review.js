@@ -245,10 +245,16 @@
   const riskList = document.getElementById("risk-list");
   if (riskList && canEdit) {
     const rankingError = document.getElementById("ranking-error");
+    // A long list shows its worst risks first; the others (data-rest, in order) follow them in
+    // every ranking sent, since the ranking lists every risk exactly once.
     const order = function () {
-      return Array.from(riskList.querySelectorAll(".risk-item")).map(function (li) {
+      const shown = Array.from(riskList.querySelectorAll(".risk-item")).map(function (li) {
         return parseInt(li.dataset.id, 10);
       });
+      const rest = (riskList.dataset.rest || "").split(",").filter(Boolean).map(function (id) {
+        return parseInt(id, 10);
+      });
+      return shown.concat(rest.filter(function (id) { return shown.indexOf(id) === -1; }));
     };
     const renumber = function () {
       riskList.querySelectorAll(".risk-item").forEach(function (li, index) {
@@ -323,34 +329,49 @@
     });
   }
 
+  // "Show all risks": the whole list replaces the first ones; focus goes to the first new one.
+  const risksMore = document.getElementById("risks-more");
+  if (riskList && risksMore) {
+    document.addEventListener("htmx:afterSettle", function (event) {
+      if (event.detail.target !== riskList) return;
+      const shown = (riskList.dataset.rest || "").split(",").filter(Boolean)[0];
+      delete riskList.dataset.rest;
+      risksMore.remove();
+      const first = shown && riskList.querySelector('.risk-item[data-id="' + shown + '"] .risk-text');
+      if (first) first.focus();
+    });
+  }
+
   // --- issue status, delete, re-attach ----------------------------------------------------------
 
-  document.querySelectorAll(".status-select").forEach(function (select) {
-    let current = select.value;
-    select.addEventListener("change", async function () {
-      const response = await api("PATCH", select.dataset.url, { status: select.value });
-      const item = select.closest(".ann");
-      if (!response.ok) {
-        const message = await detailOf(response);
-        select.value = current;
-        window.alert(message);
-        return;
-      }
-      current = select.value;
-      if (item) item.classList.toggle("ann-closed", current !== "open");
-    });
+  // Cards also arrive later ("Show more annotations"): listen on the page, not on each card.
+  app.addEventListener("change", async function (event) {
+    const select = event.target.closest(".status-select");
+    if (!select) return;
+    const response = await api("PATCH", select.dataset.url, { status: select.value });
+    const item = select.closest(".ann");
+    const options = Array.from(select.options);
+    if (!response.ok) {
+      const message = await detailOf(response);
+      const saved = options.find(function (option) { return option.defaultSelected; });
+      if (saved) select.value = saved.value;
+      window.alert(message);
+      return;
+    }
+    options.forEach(function (option) { option.defaultSelected = option.value === select.value; });
+    if (item) item.classList.toggle("ann-closed", select.value !== "open");
   });
 
-  document.querySelectorAll("[data-delete]").forEach(function (button) {
-    button.addEventListener("click", async function () {
-      if (!window.confirm("Delete this annotation?")) return;
-      const response = await api("DELETE", button.dataset.delete);
-      if (!response.ok) {
-        window.alert(await detailOf(response));
-        return;
-      }
-      reloadAt("");
-    });
+  app.addEventListener("click", async function (event) {
+    const button = event.target.closest("[data-delete]");
+    if (!button) return;
+    if (!window.confirm("Delete this annotation?")) return;
+    const response = await api("DELETE", button.dataset.delete);
+    if (!response.ok) {
+      window.alert(await detailOf(response));
+      return;
+    }
+    reloadAt("");
   });
 
   reattachButtons.forEach(function (button) {
@@ -393,14 +414,70 @@
     });
   });
 
+  // --- cards not on the page yet ---------------------------------------------------------------
+  // The page renders the first cards; the rest come from the "Show more annotations" fragment.
+  // A highlight, a risk link or a #ann-<id> address for a card not loaded yet loads the cards
+  // up to it first (?until=<id>).
+
+  function ensureCard(id) {
+    const item = document.getElementById("ann-" + id);
+    const more = document.getElementById("ann-more");
+    if (item || !more || !window.htmx) return Promise.resolve(item);
+    const url = more.dataset.url + "&until=" + encodeURIComponent(id);
+    return window.htmx.ajax("GET", url, { target: "#ann-more", swap: "outerHTML" }).then(function () {
+      return document.getElementById("ann-" + id);
+    });
+  }
+
+  function showCard(id) {
+    return ensureCard(id).then(function (item) {
+      if (!item) return;
+      item.scrollIntoView({ behavior: "smooth", block: "center" });
+      flash([item]);
+    });
+  }
+
+  // After "Show more annotations" (the button, not a highlight's load), focus goes to the
+  // first card it brought, so Tab continues through the new cards.
+  let cardsBefore = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    const elt = event.detail.elt;
+    if (elt && elt.tagName === "BUTTON" && elt.closest("#ann-more")) {
+      cardsBefore = document.querySelectorAll("#ann-cards .ann").length;
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (cardsBefore === null) return;
+    const first = document.querySelectorAll("#ann-cards .ann")[cardsBefore];
+    cardsBefore = null;
+    if (first) {
+      first.setAttribute("tabindex", "-1");
+      first.focus();
+    }
+  });
+
+  const wanted = /^#ann-(\d+)$/.exec(window.location.hash);
+  if (wanted && !document.getElementById("ann-" + wanted[1])) {
+    ensureCard(wanted[1]).then(function (item) {
+      if (item) item.scrollIntoView({ block: "center" });
+    });
+  }
+
   document.addEventListener("click", function (event) {
+    const link = event.target.closest("a[href^='#ann-']");
+    if (link) {
+      const id = link.getAttribute("href").slice(5);
+      if (!document.getElementById("ann-" + id)) {
+        event.preventDefault();
+        showCard(id).then(function () {
+          history.replaceState(null, "", "#ann-" + id);
+        });
+      }
+      return;
+    }
     const mark = event.target.closest("mark[data-ann]");
     if (mark && document.getSelection().isCollapsed) {
-      const item = document.getElementById("ann-" + mark.dataset.ann.split(" ")[0]);
-      if (item) {
-        item.scrollIntoView({ behavior: "smooth", block: "center" });
-        flash([item]);
-      }
+      showCard(mark.dataset.ann.split(" ")[0]);
       return;
     }
     const item = event.target.closest(".ann-quote");

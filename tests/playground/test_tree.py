@@ -115,3 +115,106 @@ def test_random_forked_histories_are_well_drawn(seed):
         # Mostly extend a recent version, sometimes fork from an old one.
         parents[n] = n - 1 if rng.random() < 0.6 else rng.randint(1, n - 1)
     assert_well_drawn(tree_layout(history(parents)))
+
+
+# --- windows of a long history ------------------------------------------------------------------
+
+
+def window(history_: list[SimpleNamespace], newest: int, selected: int, ancestry: int):
+    """What version_window selects: the newest `newest`, and `selected` with up to `ancestry`
+    of its ancestors (numbers), in save order."""
+    by_number = {v.number: v for v in history_}
+    keep = {v.number for v in history_[-newest:]}
+    current, steps = by_number[selected], 0
+    keep.add(current.number)
+    while current.parent_id is not None and steps < ancestry:
+        current = by_number[current.parent_id - 100]
+        keep.add(current.number)
+        steps += 1
+    return [v for v in history_ if v.number in keep]
+
+
+def assert_window_well_drawn(layout: Layout, shown: list[SimpleNamespace]) -> None:
+    by_id = {node.id: node for node in layout.nodes}
+    shown_ids = {v.id for v in shown}
+    assert set(by_id) == shown_ids
+    # Every shown parent-child pair is an edge from the parent's dot; every other child a stub.
+    for version in shown:
+        if version.parent_id is None:
+            continue
+        if version.parent_id in shown_ids:
+            edge = next(e for e in layout.edges if e.child_id == version.id)
+            parent = by_id[version.parent_id]
+            assert edge.parent_id == parent.id
+            assert edge.points[0] == (parent.x, parent.y)
+        else:
+            stub = next(s for s in layout.stubs if s.child_id == version.id)
+            child = by_id[version.id]
+            assert stub.parent_id == version.parent_id
+            assert stub.points[-1] == (child.x, child.y)
+            assert 0 < stub.points[0][1] - child.y < 17, "a stub stays within its own row"
+            assert by_id[version.id].parent_elided
+            # Nothing in the stub's lane in the row below: it must not read as that one's line.
+            below = [n for n in layout.nodes if n.row == child.row + 1 and n.x == child.x]
+            assert not below, (
+                f"v{version.number}'s stub runs into v{below[0].number}" if below else ""
+            )
+    # No line (edge or stub) runs through a foreign dot.
+    lines = [(e.parent_id, e.child_id, e.points) for e in layout.edges]
+    lines += [(s.parent_id, s.child_id, s.points) for s in layout.stubs]
+    for parent_id, child_id, points in lines:
+        for (x1, y1), (x2, y2) in zip(points, points[1:], strict=False):
+            for node in layout.nodes:
+                if node.id in (parent_id, child_id):
+                    continue
+                if x1 == x2 == node.x:
+                    assert not (min(y1, y2) <= node.y <= max(y1, y2))
+    # Rows: one per shown version and one per run of left-out numbers, newest on top.
+    rows = layout.rows
+    assert [r.row for r in rows] == list(range(len(rows)))
+    hidden = sum(g.count for g in layout.gaps)
+    assert hidden + len(shown) == max(v.number for v in shown)
+    expected_gaps = []
+    previous = 0
+    for version in shown:
+        if version.number > previous + 1:
+            expected_gaps.append((previous + 1, version.number - 1))
+        previous = version.number
+    assert sorted((g.first, g.last) for g in layout.gaps) == expected_gaps
+    for gap in layout.gaps:  # a gap row sits between the versions it separates
+        above = [n for n in layout.nodes if n.row < gap.row]
+        below = [n for n in layout.nodes if n.row > gap.row]
+        assert all(n.number > gap.last for n in above)
+        assert all(n.number < gap.first for n in below)
+
+
+def test_a_window_marks_left_out_versions_and_stubs_left_out_parents():
+    # v1..v12 linear, v13 branches from v2, v14..v20 follow v13.
+    parents: dict[int, int | None] = {1: None, **{n: n - 1 for n in range(2, 13)}, 13: 2}
+    parents.update({n: n - 1 for n in range(14, 21)})
+    versions = history(parents)
+    shown = window(versions, newest=5, selected=9, ancestry=3)  # v16..v20, v6..v9
+    layout = tree_layout(shown, parent_numbers={105: 5, 115: 15})
+    assert_window_well_drawn(layout, shown)
+    assert [(g.first, g.last) for g in layout.gaps] == [(10, 15), (1, 5)]
+    assert {s.child_id for s in layout.stubs} == {106, 116}
+    assert node(layout, 16).parent_number == 15
+    assert node(layout, 6).parent_number == 5
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_windows_of_forked_histories_are_well_drawn(seed):
+    import random
+
+    rng = random.Random(seed)
+    parents: dict[int, int | None] = {1: None}
+    for n in range(2, 80):
+        parents[n] = n - 1 if rng.random() < 0.6 else rng.randint(1, n - 1)
+    versions = history(parents)
+    shown = window(
+        versions,
+        newest=rng.randint(1, 30),
+        selected=rng.randint(1, 79),
+        ancestry=rng.randint(0, 20),
+    )
+    assert_window_well_drawn(tree_layout(shown), shown)

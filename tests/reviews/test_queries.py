@@ -59,14 +59,21 @@ def count(fetch) -> int:
     return len(captured.captured_queries)
 
 
-def test_review_page_queries_do_not_grow_with_annotations():
+def test_review_page_queries_do_not_grow_with_annotations(settings):
+    settings.REVIEW_CARDS_WINDOW = 30
     counts = []
     for n in (5, 100):
         review, annotations = build(n)
         client = Client()
         client.force_login(review.reviewer)
         revision = annotations[0].anchors.order_by("-revision_id").first().revision_id
-        assert client.get(f"/reviews/r/{review.pk}/").content.decode().count("data-ann-id=") >= n
+        html = client.get(f"/reviews/r/{review.pk}/").content.decode()
+        # Every annotation is highlighted; the first cards are on the page, the rest load later.
+        assert len(set(re.findall(r'<mark[^>]* data-ann="(\d+)', html))) == n
+        shown = min(n, settings.REVIEW_CARDS_WINDOW)
+        assert html.count('class="ann ann-') == shown
+        more = client.get(f"/reviews/r/{review.pk}/cards/?offset={shown}").content.decode()
+        assert more.count('class="ann ann-') == min(n - shown, settings.REVIEW_CARDS_WINDOW)
         counts.append(
             (
                 count(lambda review=review, client=client: client.get(f"/reviews/r/{review.pk}/")),
@@ -75,9 +82,14 @@ def test_review_page_queries_do_not_grow_with_annotations():
                         f"/reviews/r/{review.pk}/?rev={revision}"
                     )
                 ),
+                count(
+                    lambda review=review, client=client: client.get(
+                        f"/reviews/r/{review.pk}/cards/?offset=2"
+                    )
+                ),
             )
         )
-    print("review page queries (r1, r2) for 5 and 100 annotations:", counts)
+    print("review page queries (r1, r2, cards) for 5 and 100 annotations:", counts)
     assert counts[0] == counts[1]
 
 

@@ -6,7 +6,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from textstore.cache import caches_clear
-from textstore.delta import delta_apply, delta_apply_reference, delta_compute
+from textstore.delta import delta_apply, delta_apply_many, delta_apply_reference, delta_compute
 from textstore.models import Blob
 from textstore.selectors import blob_read, blob_read_range
 from textstore.services import blob_put
@@ -96,3 +96,27 @@ def test_fast_reader_rejects_what_diff_from_delta_rejects(source, delta):
             delta_apply(source=source, delta=delta)
     else:
         assert delta_apply(source=source, delta=delta) == expected
+
+
+@PROPERTY
+@given(texts=st.lists(any_text, min_size=2, max_size=6))
+def test_a_run_of_deltas_at_once_matches_one_by_one(texts):
+    deltas = [delta_compute(source=a, target=b) for a, b in zip(texts, texts[1:], strict=False)]
+    assert delta_apply_many(source=texts[0], deltas=deltas) == texts[-1]
+
+
+@PROPERTY
+@given(
+    source=any_text,
+    target=any_text,
+    delta=st.lists(tokens, max_size=8).map("\t".join),
+)
+def test_a_run_of_deltas_rejects_what_one_by_one_rejects(source, target, delta):
+    first = delta_compute(source=source, target=target)
+    try:
+        expected = delta_apply(source=delta_apply(source=source, delta=first), delta=delta)
+    except ValueError:
+        with pytest.raises(ValueError):
+            delta_apply_many(source=source, deltas=[first, delta])
+    else:
+        assert delta_apply_many(source=source, deltas=[first, delta]) == expected

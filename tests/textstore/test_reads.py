@@ -50,6 +50,47 @@ def test_a_warm_read_is_one_query_and_applies_few_deltas():
         assert len(queries) == 1, [q["sql"] for q in queries.captured_queries]
 
 
+def test_a_warm_read_applies_only_the_run_above_the_nearest_checkpoint_at_once(monkeypatch):
+    from textstore import chains
+
+    texts, blobs = _stored(40)
+    latest = blobs[-1]
+    rows = {b.sha256: b for b in Blob.objects.filter(sha256__in=[b.sha256 for b in blobs])}
+    assert rows[latest.sha256].run % CHECKPOINT_EVERY > 1, "the latest must sit past a checkpoint"
+    # The walk stops at the nearest checkpoint: at most CHECKPOINT_EVERY + 1 rows.
+    short = chains.chain_tuples(latest.sha256, to_checkpoint=True)
+    full = chains.chain_tuples(latest.sha256)
+    assert 2 <= len(short) <= CHECKPOINT_EVERY + 1 < len(full)
+    assert short == full[: len(short)]
+    assert short[-1][6] % CHECKPOINT_EVERY == 0  # its run
+    with CaptureQueriesContext(connection) as queries:
+        assert blob_read(sha=latest.sha256) == texts[-1]  # cold: from the snapshot
+    assert len(queries) == 1, "nothing cached: the whole chain in one query"
+    # Warm elsewhere, cold here: the walk stops at a checkpoint not cached, then the chain.
+    base_cache.clear()
+    text_cache.clear()
+    blob_read(sha=blobs[0].sha256)
+    with CaptureQueriesContext(connection) as queries:
+        assert blob_read(sha=latest.sha256) == texts[-1]
+    assert len(queries) == 2
+    text_cache.clear()
+    runs: list[int] = []
+    real_many = chains.delta_apply_many
+    monkeypatch.setattr(
+        chains,
+        "delta_apply_many",
+        lambda *, source, deltas: (
+            runs.append(len(deltas)) or real_many(source=source, deltas=deltas)
+        ),
+    )
+    monkeypatch.setattr(chains, "snapshot_text", lambda row: pytest.fail("snapshot decoded"))
+    with CaptureQueriesContext(connection) as queries:
+        assert blob_read(sha=latest.sha256) == texts[-1]
+    assert len(queries) == 1
+    # One pass over the deltas since the checkpoint below the latest.
+    assert runs == [rows[latest.sha256].run % CHECKPOINT_EVERY]
+
+
 def test_a_checkpoint_is_cached_only_after_its_hash_is_checked():
     texts, blobs = _stored(30)
     rows = {b.sha256: b for b in Blob.objects.filter(sha256__in=[b.sha256 for b in blobs])}
