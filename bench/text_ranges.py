@@ -1,7 +1,8 @@
 """The read path of a very large prompt: ranges, pages and diffs, with the memory they take.
 
-Run: `.venv/bin/python bench/text_ranges.py [--mb 50] [--requests 30]` (a throwaway SQLite
-database and local object store in a temporary folder; nothing else is touched).
+Run: `.venv/bin/python bench/text_ranges.py [--mb 50] [--requests 30] [--s3]` (a throwaway
+SQLite database and local object store in a temporary folder; with `--s3`, a moto S3 server
+on loopback started for the run, so chunks are fetched with ranged GETs over HTTP).
 
 A child process stores a prompt whose system text is `--mb` MB (v1, a chunked snapshot) and a
 one-line edit of it (v2, a delta), plus a 50 KB prompt. A fresh process then measures, through
@@ -21,6 +22,7 @@ import argparse
 import json
 import random
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -46,8 +48,24 @@ def _text(chars: int, seed: int) -> str:
     return "\n".join(lines)[:chars]
 
 
-def create(workdir: Path, megabytes: int) -> None:
+def _setup(workdir: Path) -> None:
     setup_django(workdir)
+    endpoint = (workdir / "s3-endpoint").read_text() if (workdir / "s3-endpoint").exists() else ""
+    if endpoint:
+        from django.conf import settings
+
+        settings.S3_ENDPOINT_URL = endpoint
+        settings.S3_BUCKET = "bench"
+        settings.S3_ACCESS_KEY_ID = "test"
+        settings.S3_SECRET_ACCESS_KEY = "test"  # noqa: S105 - moto's
+
+
+def create(workdir: Path, megabytes: int) -> None:
+    _setup(workdir)
+    from textstore import objects
+
+    if objects.object_presign_available():
+        objects.object_store().client.create_bucket(Bucket="bench")  # type: ignore[attr-defined]
     from accounts.services import user_create
     from playground.selectors import version_content
     from playground.services import prompt_create, prompt_version_create, share_link_create
@@ -85,7 +103,7 @@ def _peak_mb() -> float:
 
 
 def measure(workdir: Path, requests: int) -> None:
-    setup_django(workdir)
+    _setup(workdir)
     from django.contrib.auth.models import User
     from django.test import Client
 
@@ -97,7 +115,10 @@ def measure(workdir: Path, requests: int) -> None:
     client = Client()
     client.force_login(User.objects.get(username="bench"))
     anonymous = Client()
-    client.get("/playground/")  # warm up the URL resolver, templates and the session
+    # Warm up: URL resolver, templates, the session, and the object-store client (boto3 loads
+    # its service models on first use) with one small range; "idle" is the peak after that.
+    client.get("/playground/")
+    client.get(f"/api/v1/versions/{ids['v1']}/text/?field=system&length=10")
     idle = _peak_mb()
     rng = random.Random(3)
 
@@ -146,7 +167,8 @@ def measure(workdir: Path, requests: int) -> None:
         return values[min(len(values) - 1, int(q * len(values)))]
 
     mb = ids["chars"] / 1e6
-    print(f"text: {mb:.0f} MB; v2 is a one-line edit stored as a delta; cold reads")
+    store = "S3 (moto over HTTP)" if (workdir / "s3-endpoint").exists() else "local disk"
+    print(f"text: {mb:.0f} MB on {store}; v2 is a one-line edit stored as a delta; cold reads")
     for name, values in (("snapshot v1", snapshot), ("delta v2", delta)):
         print(
             f"range 64Ki chars, {name}: p50={statistics.median(values):.1f} ms"
@@ -171,6 +193,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--phase", choices=["all", "create", "measure"], default="all")
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--s3", action="store_true", help="object storage on a moto server")
     args = parser.parse_args()
     if args.phase == "create":
         create(args.workdir, args.mb)
@@ -179,10 +202,40 @@ def main() -> None:
         measure(args.workdir, args.requests)
         return
     with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
-        for phase in ("create", "measure"):
-            command = [sys.executable, __file__, "--phase", phase, "--workdir", tmp]
-            command += ["--mb", str(args.mb), "--requests", str(args.requests)]
-            subprocess.run(command, check=True)  # noqa: S603 - this script, our arguments
+        moto = None
+        if args.s3:
+            port = _free_port()
+            moto = subprocess.Popen(  # noqa: S603 - moto on loopback
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            _wait_for(port)
+            (Path(tmp) / "s3-endpoint").write_text(f"http://127.0.0.1:{port}")
+        try:
+            for phase in ("create", "measure"):
+                command = [sys.executable, __file__, "--phase", phase, "--workdir", tmp]
+                command += ["--mb", str(args.mb), "--requests", str(args.requests)]
+                subprocess.run(command, check=True)  # noqa: S603 - this script, our arguments
+        finally:
+            if moto is not None:
+                moto.terminate()
+                moto.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for(port: int) -> None:
+    for _ in range(200):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"moto did not start on port {port}")
 
 
 if __name__ == "__main__":

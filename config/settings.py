@@ -254,6 +254,15 @@ UPLOAD_EXPIRES_SECONDS = env_int("UPLOAD_EXPIRES_SECONDS", 900)
 EDITOR_UPLOAD_THRESHOLD_BYTES = env_int("EDITOR_UPLOAD_THRESHOLD_BYTES", 256 * 1024)
 EDITOR_INPLACE_MAX_BYTES = env_int("EDITOR_INPLACE_MAX_BYTES", 4 * 1024 * 1024)
 
+# Prompt page: the version tree shows the newest PLAYGROUND_TREE_WINDOW versions (more on
+# demand, PLAYGROUND_TREE_WINDOW at a time, up to PLAYGROUND_TREE_MAX) plus the selected version
+# and up to PLAYGROUND_TREE_ANCESTRY of its ancestors, so a page's work does not grow with history.
+PLAYGROUND_TREE_WINDOW = env_int("PLAYGROUND_TREE_WINDOW", 50)
+PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
+PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
+# Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
+# many cards a time (risks: all at once).
+REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 10)
 # Long texts on pages and through the range API (characters, i.e. Unicode code points).
 # Pages render the first PLAYGROUND_TEXT_HEAD_CHARS of each text and load the rest by range.
 PLAYGROUND_TEXT_HEAD_CHARS = env_int("PLAYGROUND_TEXT_HEAD_CHARS", 16 * 1024)
@@ -272,15 +281,6 @@ PLAYGROUND_DOWNLOAD_PRESIGN_MIN_CHARS = env_int(
 PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = env_int("PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS", 256 * 1024)
 # Diffs of texts longer than this are built from the changed region only (playground.diffing).
 PLAYGROUND_DIFF_LARGE_CHARS = env_int("PLAYGROUND_DIFF_LARGE_CHARS", 1024 * 1024)
-# Prompt page: the version tree shows the newest PLAYGROUND_TREE_WINDOW versions (more on
-# demand, PLAYGROUND_TREE_WINDOW at a time, up to PLAYGROUND_TREE_MAX) plus the selected version
-# and up to PLAYGROUND_TREE_ANCESTRY of its ancestors, so a page's work does not grow with history.
-PLAYGROUND_TREE_WINDOW = env_int("PLAYGROUND_TREE_WINDOW", 50)
-PLAYGROUND_TREE_ANCESTRY = env_int("PLAYGROUND_TREE_ANCESTRY", 50)
-PLAYGROUND_TREE_MAX = env_int("PLAYGROUND_TREE_MAX", 2000)
-# Review page: annotation cards (and risks) rendered with the page; the rest load on demand, this
-# many cards a time (risks: all at once).
-REVIEW_CARDS_WINDOW = env_int("REVIEW_CARDS_WINDOW", 10)
 
 # Sharing: the one stale window after a revocation is a presigned URL already handed out.
 SHARE_PRESIGNED_TTL = env_int("SHARE_PRESIGNED_TTL", 300)

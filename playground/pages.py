@@ -43,7 +43,7 @@ class PromptPage:
     main: Label | None
     selected: PromptVersion
     selected_labels: list[str]
-    # The whole content, or None when the texts are too long to load into a page (see
+    # The whole content, or None when a text is too long to load into a page (see
     # version_page_content): then only `preview` is shown and the rest loads by range.
     content: VersionContent | None
     preview: ContentPreview

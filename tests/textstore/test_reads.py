@@ -51,15 +51,15 @@ def test_a_warm_read_is_one_query_and_applies_few_deltas():
 
 
 def test_a_warm_read_applies_only_the_run_above_the_nearest_checkpoint_at_once(monkeypatch):
-    from textstore import selectors
+    from textstore import chains
 
     texts, blobs = _stored(40)
     latest = blobs[-1]
     rows = {b.sha256: b for b in Blob.objects.filter(sha256__in=[b.sha256 for b in blobs])}
     assert rows[latest.sha256].run % CHECKPOINT_EVERY > 1, "the latest must sit past a checkpoint"
     # The walk stops at the nearest checkpoint: at most CHECKPOINT_EVERY + 1 rows.
-    short = selectors._read_chain(latest.sha256, to_checkpoint=True)
-    full = selectors._read_chain(latest.sha256)
+    short = chains.chain_tuples(latest.sha256, to_checkpoint=True)
+    full = chains.chain_tuples(latest.sha256)
     assert 2 <= len(short) <= CHECKPOINT_EVERY + 1 < len(full)
     assert short == full[: len(short)]
     assert short[-1][6] % CHECKPOINT_EVERY == 0  # its run
@@ -75,15 +75,15 @@ def test_a_warm_read_applies_only_the_run_above_the_nearest_checkpoint_at_once(m
     assert len(queries) == 2
     text_cache.clear()
     runs: list[int] = []
-    real_many = selectors.delta_apply_many
+    real_many = chains.delta_apply_many
     monkeypatch.setattr(
-        selectors,
+        chains,
         "delta_apply_many",
         lambda *, source, deltas: (
             runs.append(len(deltas)) or real_many(source=source, deltas=deltas)
         ),
     )
-    monkeypatch.setattr(selectors, "_snapshot_text", lambda row: pytest.fail("snapshot decoded"))
+    monkeypatch.setattr(chains, "snapshot_text", lambda row: pytest.fail("snapshot decoded"))
     with CaptureQueriesContext(connection) as queries:
         assert blob_read(sha=latest.sha256) == texts[-1]
     assert len(queries) == 1
