@@ -36,7 +36,8 @@ from .diffing import DEFAULT_ROW_LIMIT, TextDiff, content_diff, text_diff
 from .exceptions import ContentInvalid
 from .models import PromptVersion
 
-_FIELD_RE = re.compile(r"^(?:system|messages\.(0|[1-9][0-9]{0,5})\.content)$")
+FIELD_PATTERN = r"^(?:system|messages\.(?:0|[1-9][0-9]{0,5})\.content)$"
+_FIELD_RE = re.compile(FIELD_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def version_text_fields(*, version: PromptVersion) -> list[TextField]:
 def version_text_field(*, version: PromptVersion, field: str) -> TextField:
     """The text named `field` (`system` or `messages.N.content`); ContentInvalid (400 on
     `field`) for any other name or a message index the version does not have."""
-    if not isinstance(field, str) or not _FIELD_RE.match(field):
+    if not isinstance(field, str) or not _FIELD_RE.fullmatch(field):
         raise ContentInvalid(
             "field: must be `system` or `messages.N.content` (N counts from 0).", field="field"
         )

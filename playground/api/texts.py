@@ -26,7 +26,13 @@ from ..models import PromptVersion
 from ..selectors import version_access_get_for_user
 from ..services import access_log_grant_use
 from ..shared import LoginRequired, shared_open
-from ..texts import TextRange, version_text_download, version_text_field, version_text_range
+from ..texts import (
+    FIELD_PATTERN,
+    TextRange,
+    version_text_download,
+    version_text_field,
+    version_text_range,
+)
 
 # Offsets past any text the store could hold are refused before they reach a query.
 _MAX_OFFSET = 2**40
@@ -97,19 +103,28 @@ def _download(version: PromptVersion, field: str) -> HttpResponseBase:
 
 _RANGE_PARAMETERS = [
     OpenApiParameter(
-        "field", OpenApiTypes.STR, required=True, description="`system` or `messages.N.content`."
+        "field",
+        OpenApiTypes.STR,
+        required=True,
+        pattern=FIELD_PATTERN,
+        description="`system` or `messages.N.content` (N counts from 0; a message the version "
+        "does not have is a 400).",
     ),
-    OpenApiParameter("offset", OpenApiTypes.INT, description="First character (default 0)."),
+    OpenApiParameter(
+        "offset",
+        {"type": "integer", "minimum": 0, "maximum": _MAX_OFFSET},
+        description="First character (default 0; past the end of the text is a 400).",
+    ),
     OpenApiParameter(
         "length",
-        OpenApiTypes.INT,
+        {"type": "integer", "minimum": 0, "maximum": int(settings.PLAYGROUND_TEXT_RANGE_MAX_CHARS)},
         description="Characters wanted (default PLAYGROUND_TEXT_PAGE_CHARS, at most "
         "PLAYGROUND_TEXT_RANGE_MAX_CHARS).",
     ),
 ]
 _VERSION_PARAMETER = OpenApiParameter(
     "version",
-    OpenApiTypes.INT,
+    {"type": "integer", "minimum": 1},
     description="The version the reader is on; 404 unless the link shows it now.",
 )
 _DOWNLOAD = OpenApiResponse(OpenApiTypes.STR, description="The whole text, text/plain UTF-8.")

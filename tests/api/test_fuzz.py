@@ -62,7 +62,8 @@ def auth_headers(request) -> dict[str, str]:
 #   validity depends on the database or on rules across fields that OpenAPI 3.0 cannot state:
 #   a `parent`/`version`/`against` that must be a version of this prompt, a `revision`, `username`
 #   or `question` that must exist, a quote that must occur in the document, an `expires_at` that
-#   must be in the future, a content whose empty message list needs a system prompt. For those
+#   must be in the future, a content whose empty message list needs a system prompt, a text
+#   range's message index or offset that must lie within the stored version. For those
 #   only, a 400 counts as an accepted answer; it must still be JSON that matches the schema.
 _POSITIVE = '["2xx", "400", "401", "403", "404", "409", "429"]'
 CONFIG = SchemathesisConfig.from_str(
@@ -70,6 +71,8 @@ CONFIG = SchemathesisConfig.from_str(
     '[[operations]]\ninclude-method = ["POST", "PUT", "PATCH"]\n'
     f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n\n"
     '[[operations]]\ninclude-path-regex = "/diff/$"\n'
+    f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n\n"
+    '[[operations]]\ninclude-path-regex = "/text/(download/)?$"\n'
     f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n"
 )
 

@@ -153,6 +153,7 @@ def test_ranges_of_an_edited_version_read_through_its_delta(world):
         ({"field": "messages.01.content"}, "field"),
         ({"field": "messages.-1.content"}, "field"),
         ({"field": "messages.0.role"}, "field"),
+        ({"field": "system%0A"}, "field"),
         ({"field": "system", "offset": "-1"}, "offset"),
         ({"field": "system", "offset": "abc"}, "offset"),
         ({"field": "system", "offset": "1.5"}, "offset"),
