@@ -61,6 +61,8 @@ def test_grant_between_two_accounts_then_revoke(new_page, artifacts_dir):
     login(bob, "bob")
     bob.goto("/playground/")
     bob.get_by_role("link", name="Team prompt").click()
+    bob.wait_for_url(f"**/playground/p/{prompt.pk}/")
+    bob.wait_for_load_state()
     assert "For Bob." in bob.content()
     assert bob.get_by_role("button", name="Save version").count() == 0
     bob.screenshot(path=artifacts_dir / "grantee-view.png", full_page=True)
