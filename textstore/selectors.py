@@ -8,7 +8,7 @@ returns wrong text.
 """
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 from django.db import connection
 
@@ -204,6 +204,29 @@ def blob_verify(*, sha: str) -> None:
 
 
 BLOB_PREFIX = "blobs"
+EXPORT_PREFIX = "texts"
+
+
+def export_key(*, sha: str, day: date) -> str:
+    """Where the plain download copy of text `sha` made on `day` (UTC) lives."""
+    return f"{EXPORT_PREFIX}/{day:%Y%m%d}/{sha}"
+
+
+def export_copies_expired(*, ttl: int, now: datetime) -> Iterator[objects.ObjectInfo]:
+    """Plain download copies (services.blob_export_url) whose day ended more than `ttl`
+    seconds before `now`, so no presigned URL to them is still valid; also any object under
+    texts/ whose key does not name a day (nothing hands those out)."""
+    newest_expired = (now - timedelta(seconds=max(0, ttl))).date() - timedelta(days=1)
+    for info in objects.object_list(prefix=EXPORT_PREFIX):
+        parts = info.key.split("/")
+        try:
+            day = date.fromisoformat(parts[1]) if len(parts) == 3 and len(parts[1]) == 8 else None
+        except ValueError:
+            day = None
+        if day is None or day <= newest_expired:
+            yield info
+
+
 _ORPHAN_BATCH = 1000
 
 

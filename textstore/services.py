@@ -4,9 +4,11 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from . import objects
 from .cache import text_cache
@@ -16,7 +18,13 @@ from .delta import delta_apply, delta_apply_reference, delta_compute
 from .exceptions import BlobNotFound, ObjectNotFound, TextEncodingError, TextstoreIntegrityError
 from .models import Blob
 from .policy import ChainState, chain_cap, plain_delta_fits, snapshot_delta_fits
-from .selectors import blob_read, blob_stat, blob_stream
+from .selectors import (
+    blob_read,
+    blob_stat,
+    blob_stream,
+    export_copies_expired,
+    export_key,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -253,7 +261,6 @@ def object_orphan_delete(*, key: str) -> bool:
     return True
 
 
-EXPORT_PREFIX = "texts"
 EXPORT_CONTENT_TYPE = "text/plain; charset=utf-8"
 _EXPORT_STEP_CHARS = 1 << 20
 
@@ -261,14 +268,15 @@ _EXPORT_STEP_CHARS = 1 << 20
 def blob_export_url(*, sha: str, filename: str, expires_in: int) -> str:
     """A presigned GET (valid `expires_in` seconds) of the text as a plain UTF-8 file.
 
-    Stored snapshots are chunked and compressed, so the first download of a text writes it
-    once as a plain object under texts/<sha256>, streamed from range reads (never held whole)
-    and checked against the hash before the upload completes; later downloads reuse it. These
-    objects are derived copies: deleting them loses nothing (the next download rewrites one).
-    Only for stores with presigned URLs (objects.object_presign_available()).
+    Stored snapshots are chunked and compressed, so the first download of a text on a given
+    (UTC) day writes it as a plain object under texts/<YYYYMMDD>/<sha256>, streamed from range
+    reads (never held whole) and checked against the hash before the upload completes; later
+    downloads that day reuse it. These objects are derived copies: deleting them loses nothing,
+    and `export_copy_sweep` deletes a day's copies once no URL handed out that day can still be
+    valid. Only for stores with presigned URLs (objects.object_presign_available()).
     """
     blob = blob_stat(sha=sha)
-    key = f"{EXPORT_PREFIX}/{blob.sha256}"
+    key = export_key(sha=blob.sha256, day=timezone.now().date())
     try:
         objects.object_size(key=key)
     except ObjectNotFound:
@@ -290,3 +298,15 @@ def _verified_bytes(sha: str) -> Iterator[bytes]:
         yield data
     if digest.hexdigest() != sha:
         raise TextstoreIntegrityError(sha, "streamed text does not match its SHA-256")
+
+
+def export_copy_sweep(*, ttl: int, now: datetime | None = None) -> int:
+    """Delete the plain download copies of days whose presigned URLs have all expired (a URL
+    is handed out on its copy's day and lives `ttl` seconds). Returns how many were deleted."""
+    deleted = 0
+    for info in export_copies_expired(ttl=ttl, now=now or timezone.now()):
+        objects.object_delete(key=info.key)
+        deleted += 1
+    if deleted:
+        logger.info("textstore.export_copies_deleted", extra={"count": deleted})
+    return deleted

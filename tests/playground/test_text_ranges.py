@@ -8,6 +8,7 @@ whole file runs against S3.
 
 import random
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.cache import cache
@@ -567,6 +568,36 @@ def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
 # --- presigned downloads: the staleness bound ---------------------------------------------------
 
 
+def _copy_key(sha: str) -> str:
+    """Today's plain download copy of a text (textstore.services.blob_export_url)."""
+    from django.utils import timezone
+
+    from textstore.selectors import export_key
+
+    return export_key(sha=sha, day=timezone.now().date())
+
+
+@pytest.mark.parametrize("store", ["local_storage", "s3_storage"])
+def test_download_copies_are_swept_once_every_url_to_them_expired(store, request):
+    """A copy is handed out only on its day, so with a 300 s TTL yesterday's copies are dead
+    from 00:05 today: the sweep deletes those and keys naming no day, and keeps today's."""
+    from textstore.selectors import export_key
+    from textstore.services import export_copy_sweep
+
+    request.getfixturevalue(store)
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    keys = {
+        day: export_key(sha="a" * 64, day=(now - timedelta(days=day)).date()) for day in (0, 1, 3)
+    }
+    for key in [*keys.values(), "texts/stray"]:
+        objects.object_put(key=key, data=b"x")
+    assert export_copy_sweep(ttl=300, now=now) == 3
+    assert [o.key for o in objects.object_list(prefix="texts")] == [keys[0]]
+    # Just after midnight, yesterday's URLs may still be valid: its copy stays.
+    objects.object_put(key=keys[1], data=b"x")
+    assert export_copy_sweep(ttl=300, now=datetime(2026, 12, 1, 0, 3, tzinfo=UTC)) == 0
+
+
 def _signed_expiry(url: str):
     """When a SigV4 presigned URL stops working: X-Amz-Date + X-Amz-Expires."""
     from datetime import UTC, datetime, timedelta
@@ -610,7 +641,7 @@ def test_presigned_download_expires_after_share_presigned_ttl(s3_storage, settin
     shared = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
     assert shared.status_code == 302
     assert _signed_expiry(shared.headers["Location"])[2]["X-Amz-Expires"] == ["123"]
-    assert [o.key for o in objects.object_list(prefix="texts")] == [f"texts/{root.system_sha}"]
+    assert [o.key for o in objects.object_list(prefix="texts")] == [_copy_key(root.system_sha)]
     # Revoked: no new URL. One handed out before stays valid until it expires (the bound).
     share_link_revoke(actor=owner, link=link)
     again = api_client_for(None).get(f"/api/v1/shared/{token}/text/download/?field=system")
@@ -636,7 +667,7 @@ def test_presigned_download_of_a_text_larger_than_a_part_uses_multipart(s3_stora
         body = fetched.read()
     assert len(body) == len(text.encode("utf-8"))
     assert body.endswith(text[-40:].encode())
-    assert objects.object_size(key=f"texts/{root.system_sha}") == len(body)
+    assert objects.object_size(key=_copy_key(root.system_sha)) == len(body)
 
 
 def test_many_texts_count_together_for_the_page_limit(local_storage, settings):

@@ -8,14 +8,15 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from textstore.selectors import object_orphans
-from textstore.services import object_orphan_delete
+from textstore.services import export_copy_sweep, object_orphan_delete
 
 
 class Command(BaseCommand):
     help = (
         "List objects under blobs/ that no blob row references and that are older than a grace "
         "period (left by a save killed between writing its object and committing its row). "
-        "Dry run by default; --delete removes them."
+        "Dry run by default; --delete removes them, and also the plain download copies under "
+        "texts/ whose presigned URLs have all expired (SHARE_PRESIGNED_TTL)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -40,6 +41,9 @@ class Command(BaseCommand):
                     self.stdout.write(f"deleted {orphan.key} ({orphan.size} bytes)")
             else:
                 self.stdout.write(f"orphan {orphan.key} ({orphan.size} bytes)")
+        if options["delete"]:
+            copies = export_copy_sweep(ttl=settings.SHARE_PRESIGNED_TTL)
+            self.stdout.write(f"deleted {copies} expired download copies")
         action = f"deleted {deleted}" if options["delete"] else "dry run, deleted nothing"
         self.stdout.write(
             self.style.SUCCESS(
