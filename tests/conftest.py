@@ -5,6 +5,7 @@
 - `chromium_path`: Debian's Chromium, or a skip with the reason.
 """
 
+import copy
 import os
 import shutil
 import socket
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from config.settings import upload_connect_origins
 
 CHROMIUM = os.environ.get("REDLINE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(
@@ -88,6 +91,14 @@ def s3_storage(s3_server, settings) -> dict[str, str]:
     settings.S3_ACCESS_KEY_ID = s3_server["access_key"]
     settings.S3_SECRET_ACCESS_KEY = s3_server["secret_key"]
     settings.S3_REGION = "us-east-1"
+    # As config/settings.py does at start-up: the editor's script may PUT presigned uploads to
+    # the S3 endpoint (the moto server allows any origin through CORS, as a real bucket's CORS
+    # rule does for the site's origin; docs/operations.md).
+    origins = upload_connect_origins(bucket=bucket, endpoint=s3_server["endpoint_url"], explicit="")
+    policy = copy.deepcopy(settings.CONTENT_SECURITY_POLICY)
+    policy["DIRECTIVES"]["connect-src"] = ["'self'", *origins]
+    settings.CONTENT_SECURITY_POLICY = policy
+    settings.UPLOAD_CONNECT_ORIGINS = origins
     return {**s3_server, "bucket": bucket}
 
 
