@@ -15,6 +15,8 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    # The API first: applications call it on their hot path, and resolving walks this list.
+    path("api/v1/", include(api_v1)),
     path("", account_views.home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("questions/", include("questionbank.urls")),
@@ -27,7 +29,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico whatever the page says; point them at the static icon.
     path("favicon.ico", config_views.favicon),
-    path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "api/docs/",

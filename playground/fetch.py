@@ -4,8 +4,9 @@ Applications fetch a prompt's `production` version on every call, so these reads
 cost one indexed query for the row *and* the caller's access together, plus a lookup of the
 content by its hash in a process-local cache:
 
-- The query is raw SQL written once per process: the ORM would compile the same three-table
-  join on every request, which profiling showed to be most of the request's time.
+- The query is raw SQL written once per process, read as one tuple (common.rawsql): the ORM
+  would compile the same three-table join and build a model on every request, which profiling
+  showed to be most of the request's time.
 - Access is decided from that same row (owner, or an active grant), in this request, so a
   revoked grant answers 404 on its very next request: nothing about *access* is cached.
 - A version's content is immutable and identified by its `content_hash`, so the rebuilt
@@ -21,9 +22,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models
+from django.db.models import Field
 
 from common.auth import Viewer
 from common.lru import LruCache
+from common.rawsql import column, row_fetch
 from common.selectors import object_id_parse
 
 from .content import VersionContent
@@ -71,13 +74,21 @@ class VersionFetch:
 content_cache: LruCache[VersionContent] = LruCache(bound=lambda: CONTENT_CACHE_ENTRIES)
 
 
-def _columns(model: type[models.Model], *names: str) -> list[str]:
-    columns = []
-    for name in names:
-        field = model._meta.get_field(name)
-        assert isinstance(field, models.Field) and field.column
-        columns.append(field.column)
-    return columns
+_VERSION_FIELDS = ("id", "prompt", "parent", "number", "created_at", "message", "content_hash")
+
+
+@functools.cache
+def _fields() -> tuple[Field[Any, Any], ...]:
+    """The selected columns' fields, in the statement's order (for converting the row)."""
+    user_model = PromptVersion._meta.get_field("author").related_model
+    assert isinstance(user_model, type) and issubclass(user_model, models.Model)
+    return (
+        *(column(PromptVersion, name) for name in _VERSION_FIELDS),
+        column(Prompt, "owner"),
+        column(user_model, "username"),
+        column(AccessGrant, "id"),
+        column(AccessGrant, "role"),
+    )
 
 
 @functools.cache
@@ -87,17 +98,19 @@ def _statement(kind: str) -> str:
     prompt = Prompt._meta.db_table
     grant = AccessGrant._meta.db_table
     label = Label._meta.db_table
-    user = PromptVersion._meta.get_field("author").related_model._meta.db_table  # type: ignore[union-attr]
-    v_fields = [f.column for f in PromptVersion._meta.concrete_fields]
-    select = ", ".join(f"v.{c}" for c in v_fields)
-    (prompt_fk,) = _columns(PromptVersion, "prompt")
-    (author_fk,) = _columns(PromptVersion, "author")
-    (owner_fk,) = _columns(Prompt, "owner")
-    g_prompt, g_user, g_revoked = _columns(AccessGrant, "prompt", "user", "revoked_at")
+    fields = _fields()
+    user = fields[8].model._meta.db_table
+    select = ", ".join(
+        f"{alias}.{f.column}" for alias, f in zip("vvvvvvvpugg", fields, strict=True)
+    )
+    prompt_fk = column(PromptVersion, "prompt").column
+    author_fk = column(PromptVersion, "author").column
+    g_prompt, g_user, g_revoked = (
+        column(AccessGrant, name).column for name in ("prompt", "user", "revoked_at")
+    )
     # Table and column names come from model metadata; every value is a query parameter.
     base = (
-        f"SELECT {select}, p.{owner_fk} AS fetch_owner_id, u.username AS fetch_author,"  # noqa: S608
-        f" g.id AS fetch_grant_id, g.role AS fetch_grant_role"
+        f"SELECT {select}"  # noqa: S608
         f" FROM {version} v"
         f" JOIN {prompt} p ON p.id = v.{prompt_fk}"
         f" JOIN {user} u ON u.id = v.{author_fk}"
@@ -106,47 +119,49 @@ def _statement(kind: str) -> str:
     )
     if kind == "id":
         return base + " WHERE v.id = %s"
-    l_prompt, l_name, l_version = _columns(Label, "prompt", "name", "version")
+    l_prompt, l_name, l_version = (
+        column(Label, name).column for name in ("prompt", "name", "version")
+    )
     return (
         base + f" JOIN {label} l ON l.{l_version} = v.id"
         f" WHERE l.{l_prompt} = %s AND l.{l_name} = %s"
     )
 
 
-def _content(row: PromptVersion) -> VersionContent:
-    content = content_cache.get(row.content_hash)
-    if content is None:
-        content = version_content(version=row)
-        content_cache.put(row.content_hash, content)
+def _content(version_id: int, content_hash: str) -> VersionContent:
+    content = content_cache.get(content_hash)
+    if content is None:  # first read of this content in this process: rebuild it once
+        content = version_content(version=PromptVersion.objects.get(pk=version_id))
+        content_cache.put(content_hash, content)
     return content
 
 
 def _fetch(user: Viewer, kind: str, params: list[Any]) -> VersionFetch:
     if not user.is_authenticated:
         raise NotFound
-    rows = list(PromptVersion.objects.raw(_statement(kind), [user.pk, *params]))
-    if not rows:
+    row = row_fetch(_statement(kind), [user.pk, *params], _fields())
+    if row is None:
         raise NotFound
-    row = rows[0]
-    extra = row.__dict__  # the aliased columns of the join, read once into the dataclass below
-    if extra["fetch_owner_id"] == user.pk:
+    (pk, prompt_id, parent_id, number, created_at, message, content_hash) = row[:7]
+    owner_id, author, grant_id, grant_role = row[7:]
+    if owner_id == user.pk:
         role, grant_id = Role.OWNER, None
-    elif extra["fetch_grant_role"]:
-        role, grant_id = extra["fetch_grant_role"], extra["fetch_grant_id"]
+    elif grant_role:
+        role = grant_role
     else:
         raise NotFound  # not yours: the same answer as a missing id
     return VersionFetch(
-        id=row.pk,
-        prompt_id=row.prompt_id,
-        parent_id=row.parent_id,
-        number=row.number,
-        author=extra["fetch_author"],
-        created_at=row.created_at,
-        message=row.message,
-        content_hash=row.content_hash,
+        id=pk,
+        prompt_id=prompt_id,
+        parent_id=parent_id,
+        number=number,
+        author=author,
+        created_at=created_at,
+        message=message,
+        content_hash=content_hash,
         role=role,
         grant_id=grant_id,
-        content=_content(row),
+        content=_content(pk, content_hash),
     )
 
 

@@ -1,0 +1,63 @@
+"""One row of hand-written SQL on the hot read paths, with values converted as the ORM would.
+
+`Model.objects.raw()` maps columns to fields, resolves converters and builds a model on every
+query; on a request that costs well under a millisecond in all, that overhead was a third of
+the work (bench/api_throughput.py). Here the columns are declared once and the row comes back
+as a tuple with each model field's database converters applied (e.g. SQLite's datetimes made
+timezone-aware), so callers get the same Python values the ORM gives.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field, Model
+
+
+def column(model: type[Model], name: str) -> Field[Any, Any]:
+    """The concrete field `name` of `model` (its `.column` is the SQL name)."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field) and field.column, name
+    return field
+
+
+# Per connection (each thread has its own): field → its converters, found once.
+_converters: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[Field[Any, Any], list[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _field_converters(db: BaseDatabaseWrapper, field: Field[Any, Any]) -> list[Any]:
+    known = _converters.setdefault(db, {})
+    found = known.get(field)
+    if found is None:
+        col = field.get_col(field.model._meta.db_table)
+        found = [
+            (convert, col) for convert in db.ops.get_db_converters(col) + col.get_db_converters(db)
+        ]
+        known[field] = found
+    return found
+
+
+def row_fetch(
+    sql: str, params: Sequence[Any], fields: Sequence[Field[Any, Any] | None]
+) -> tuple[Any, ...] | None:
+    """The first row of `sql`, its i-th value converted for `fields[i]` (None: left as the
+    driver returns it, for computed columns)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    with db.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    for i, field in enumerate(fields):
+        if field is None or values[i] is None:
+            continue
+        for convert, col in _field_converters(db, field):
+            values[i] = convert(values[i], col, db)
+    return tuple(values)
