@@ -18,11 +18,17 @@ class RelatedItem:
     meta: str = ""
 
 
+# Items a group shows on the question page; the page's cost must not grow with a user's history
+# (bench/pages.py), so a longer list says there is more instead of listing it.
+RELATED_SHOWN = 10
+
+
 @dataclass(frozen=True)
 class RelatedGroup:
     title: str
     items: list[RelatedItem]
     empty_text: str = ""
+    more: bool = False  # True when more than RELATED_SHOWN items exist; `items` holds the first
 
 
 RelatedProvider = Callable[[Any, Any], RelatedGroup]

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from questionbank.related import RelatedGroup, RelatedItem
+from questionbank.related import RELATED_SHOWN, RelatedGroup, RelatedItem
 
 from .selectors import doc_list_for_question
 
@@ -20,7 +20,9 @@ def docs_for_question(question: Any, user: Any) -> RelatedGroup:
             items=[],
             empty_text="Log in to review the design documents for this question.",
         )
-    docs = doc_list_for_question(user=user, question=question).order_by("title")[:50]
+    docs = list(
+        doc_list_for_question(user=user, question=question).order_by("title")[: RELATED_SHOWN + 1]
+    )
     return RelatedGroup(
         title="Design documents to review",
         items=[
@@ -29,7 +31,8 @@ def docs_for_question(question: Any, user: Any) -> RelatedGroup:
                 url=reverse("reviews:doc", args=[doc.pk]),
                 meta="practice" if doc.practice else f"by {doc.author.get_username()}",
             )
-            for doc in docs
+            for doc in docs[:RELATED_SHOWN]
         ],
         empty_text="None yet.",
+        more=len(docs) > RELATED_SHOWN,
     )

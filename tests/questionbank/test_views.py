@@ -76,6 +76,28 @@ def test_question_page_offers_a_prompt_and_a_design_doc():
     assert 'value="prompt-playground" selected' in new_doc
 
 
+def test_question_page_lists_the_first_prompts_tied_to_it_and_says_there_are_more():
+    """The page's cost must not grow with a user's history: it shows RELATED_SHOWN prompts."""
+    from playground.services import prompt_create
+    from questionbank.related import RELATED_SHOWN
+    from questionbank.selectors import question_by_slug
+    from tests.playground.factories import content
+
+    user = make_user("writer")
+    question = question_by_slug(slug="prompt-playground")
+    client = Client()
+    client.force_login(user)
+    for number in range(RELATED_SHOWN):
+        prompt_create(actor=user, title=f"Tied {number}", content=content(), question=question)
+    html = client.get("/questions/prompt-playground/").content.decode()
+    assert html.count(">Tied ") == RELATED_SHOWN
+    assert "there are more" not in html
+    prompt_create(actor=user, title="Tied last", content=content(), question=question)
+    html = client.get("/questions/prompt-playground/").content.decode()
+    assert html.count(">Tied ") == RELATED_SHOWN
+    assert f"The first {RELATED_SHOWN} are shown; there are more." in html
+
+
 @pytest.mark.parametrize(
     ("slug", "presets"),
     [
