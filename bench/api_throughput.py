@@ -21,23 +21,24 @@ import http.client
 import multiprocessing
 import os
 import signal
-import socket
-import subprocess
 import sys
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._servers import (  # noqa: E402
+    django_script,
+    free_port,
+    gunicorn,
+    migrate,
+    wait_for_port,
+)
+
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_bench"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def ensure_database(url: str) -> None:
@@ -68,12 +69,10 @@ class Figures:
 
 def prepare(env: dict[str, str]) -> Fixture:
     """Migrate and create one prompt with a realistic version; return its id and an API key."""
-    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
-    subprocess.run(migrate, cwd=ROOT, env=env, check=True)
-    script = textwrap.dedent(
+    migrate(env)
+    out = django_script(
+        env,
         """
-        import django
-        django.setup()
         from django.contrib.auth import get_user_model
         from accounts.services import api_token_create, user_create
         from playground.services import label_move, prompt_create
@@ -95,16 +94,8 @@ def prepare(env: dict[str, str]) -> Fixture:
         label_move(actor=user, prompt=prompt, name="production", version=version)
         _, key = api_token_create(actor=user)
         print(prompt.pk, version.pk, version.content_hash, key)
-        """
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+        """,
+    ).split()
     return Fixture(
         prompt_id=int(out[-4]), version_id=int(out[-3]), etag=f'"{out[-2]}"', key=out[-1]
     )
@@ -192,30 +183,9 @@ def main() -> None:
     }
     fixture = prepare(env)
     port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "-w",
-            str(args.workers),
-            "-b",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
+    server = gunicorn(port, env, "-w", str(args.workers), "--log-level", "warning", quiet=False)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        wait_for_port(port)
         auth = {"Authorization": f"Token {fixture.key}"}
         label_path = f"/api/v1/prompts/{fixture.prompt_id}/labels/production/version/"
         endpoints = {

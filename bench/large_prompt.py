@@ -29,11 +29,8 @@ import json
 import os
 import re
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import urllib.parse
 import urllib.request
@@ -41,23 +38,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._servers import (  # noqa: E402
+    django_script,
+    free_port,
+    gunicorn,
+    migrate,
+    wait_for_port,
+)
+
 MB = 1024 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"gunicorn did not listen on {port}")
 
 
 def status_kb(pid: int, field: str) -> int:
@@ -168,18 +159,6 @@ def save(client: Client, prompt_id: int, parent: int, system) -> int:
     return int(body["id"])
 
 
-def django(env: dict[str, str], code: str) -> str:
-    script = "import django\ndjango.setup()\n" + textwrap.dedent(code)
-    return subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
 def browser_session(port: int, username: str, password: str) -> urllib.request.OpenerDirector:
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
@@ -221,13 +200,8 @@ def main() -> None:
         "LOG_LEVEL": "WARNING",
         "UPLOAD_MAX_BYTES": str((args.mb + 10) * MB),
     }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    out = django(
+    migrate(env)
+    out = django_script(
         env,
         """
         from accounts.services import api_token_create, user_create
@@ -248,27 +222,8 @@ def main() -> None:
     size = text.stat().st_size
 
     port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "1",
-            "-k",
-            "sync",
-            "--timeout",
-            "600",
-            "--access-logfile",
-            "/dev/null",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = gunicorn(
+        port, env, "-w", "1", "-k", "sync", "--timeout", "600", "--access-logfile", "/dev/null"
     )
     try:
         wait_for_port(port)
@@ -333,7 +288,7 @@ def main() -> None:
         )
         _, g_edit_page = measured("edited version page render", lambda: page_html(edit_version))
         disk_growth = disk() - before
-        stored = django(
+        stored = django_script(
             env,
             f"""
             from playground.models import PromptVersion

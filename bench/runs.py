@@ -26,30 +26,24 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api_throughput import ensure_database, free_port  # noqa: E402
+from bench._servers import django_script, free_port, gunicorn, migrate  # noqa: E402
+from bench.api_throughput import ensure_database  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_runs_bench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/13"
 
 
 def prepare(env: dict[str, str]) -> tuple[int, str]:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    script = textwrap.dedent(
+    migrate(env)
+    out = django_script(
+        env,
         """
-        import django
-        django.setup()
         from django.contrib.auth import get_user_model
         from accounts.services import api_token_create, user_create
         from playground.services import prompt_create
@@ -65,17 +59,9 @@ def prepare(env: dict[str, str]) -> tuple[int, str]:
         prompt, version = prompt_create(actor=user, title="bench runs", content=content)
         _, key = api_token_create(actor=user)
         print(version.pk, key)
-        """
+        """,
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    version, key = out.stdout.split()[-2:]
+    version, key = out.split()[-2:]
     return int(version), key
 
 
@@ -181,27 +167,8 @@ def bench_mode(mode: str, runs: int) -> dict[str, float]:
             stderr=subprocess.DEVNULL,
         )
     port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "-k",
-            "gthread",
-            "--threads",
-            "8",
-            "-w",
-            "1",
-            "-b",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = gunicorn(
+        port, env, "-k", "gthread", "--threads", "8", "-w", "1", "--log-level", "warning"
     )
     try:
         wait_ready(port, "/api/v1/questions/", headers)

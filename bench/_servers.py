@@ -1,0 +1,62 @@
+"""Process helpers shared by the benchmarks that drive a real server: a free loopback port,
+migrating and seeding through `manage.py`/a Django script in a subprocess, and gunicorn."""
+
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"gunicorn did not listen on {port}")
+
+
+def migrate(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def django_script(env: dict[str, str], code: str) -> str:
+    """Run `code` (dedented) after `django.setup()` in a subprocess with `env`; its stdout."""
+    script = "import django\ndjango.setup()\n" + textwrap.dedent(code)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def gunicorn(port: int, env: dict[str, str], *options: str, quiet: bool = True) -> subprocess.Popen:
+    """gunicorn serving config.wsgi on 127.0.0.1:`port` with `options` (workers, worker class)."""
+    output = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}", *options],
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=output,
+        start_new_session=True,
+    )
