@@ -4,6 +4,7 @@ cards work like the first ones (issue status, replies in the thread); ranking a 
 still ranks every risk. axe passes throughout. Screenshots land in var/test-artifacts/<test>/."""
 
 import re
+import time
 
 import pytest
 
@@ -119,7 +120,15 @@ def test_ranking_a_partial_risk_list(new_page, settings, artifacts_dir):
     page.wait_for_function(
         "() => document.querySelector('.risk-item [data-rank]').textContent === '#1'"
     )
-    ranks = dict(Annotation.objects.filter(review=review).values_list("pk", "rank"))
     expected = [made[1].pk, made[0].pk, *[a.pk for a in made[2:]]]
-    assert [pk for pk, _ in sorted(ranks.items(), key=lambda item: item[1])] == expected
+
+    def saved_order() -> list[int]:
+        ranks = dict(Annotation.objects.filter(review=review).values_list("pk", "rank"))
+        return [pk for pk, _ in sorted(ranks.items(), key=lambda item: item[1])]
+
+    # The list is reordered in the page at once; the save reaches the database a moment later.
+    deadline = time.monotonic() + 15
+    while saved_order() != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert saved_order() == expected
     page.locator(".risks-panel").screenshot(path=artifacts_dir / "risks-partial.png")
