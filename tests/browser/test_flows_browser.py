@@ -160,7 +160,11 @@ def test_share_dialog_errors_and_new_york_expiry(browser, live_server, artifacts
     try:
         login(page, "cy")
         page.goto(f"/playground/p/{prompt.pk}/")
-        # Version times read in the browser's zone, with the zone named.
+        # Version times read in the browser's zone, with the zone named (the page's script
+        # rewrites the server's UTC text once it runs).
+        page.wait_for_function(
+            "() => !document.querySelector('.tree-meta time').textContent.endsWith('UTC')"
+        )
         row_time = page.locator(".tree-meta time").first.inner_text()
         assert re.search(r"EST|EDT|GMT-[45]", row_time), row_time
         page.get_by_role("button", name="Share").click()
