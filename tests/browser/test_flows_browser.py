@@ -208,7 +208,12 @@ def test_share_dialog_errors_and_new_york_expiry(browser, live_server, artifacts
         link = ShareLink.objects.filter(expires_at__isnull=False).get()
         delta = link.expires_at - later.replace(second=0, microsecond=0)
         assert abs(delta.total_seconds()) < 1
-        # Shown back in New York time, with the zone named.
+        # Shown back in New York time, with the zone named (once the refreshed list is
+        # localised: the new link's URL shows before the list is swapped in).
+        page.wait_for_function(
+            "() => { const t = document.querySelector('#share-dialog time.link-expiry');"
+            " return t && !t.textContent.endsWith('UTC'); }"
+        )
         shown = dialog.locator("time.link-expiry").inner_text()
         assert re.search(r"EST|EDT|GMT-[45]", shown), shown
         assert later.strftime("%H:%M") in shown, (shown, later)
