@@ -126,8 +126,8 @@ def test_ranking_a_partial_risk_list(new_page, settings, artifacts_dir):
     expected = [made[1].pk, made[0].pk, *[a.pk for a in made[2:]]]
 
     def saved_order() -> list[int]:
-        ranks = dict(Annotation.objects.filter(review=review).values_list("pk", "rank"))
-        return [pk for pk, _ in sorted(ranks.items(), key=lambda item: item[1])]
+        ranked = Annotation.objects.filter(review=review).order_by("rank", "pk")
+        return list(ranked.values_list("pk", flat=True))
 
     # The list is reordered in the page at once; the save reaches the database a moment later.
     deadline = time.monotonic() + 15
