@@ -157,6 +157,12 @@ class PromptListCreateApi(ListAPIView):
         return Response(body, status=status.HTTP_201_CREATED)
 
 
+def _prompt_body(prompt: Prompt) -> dict[str, Any]:
+    """A prompt with its labels: the body of GET and PATCH `/prompts/{id}/`."""
+    labels = LabelSerializer(label_list(prompt=prompt), many=True).data
+    return {**PromptOutputSerializer(prompt).data, "labels": labels}
+
+
 class PromptDetailApi(APIView):
     class OutputSerializer(PromptOutputSerializer):
         labels = LabelSerializer(many=True)
@@ -173,8 +179,7 @@ class PromptDetailApi(APIView):
             user=request_actor(request),
             path="api",
         )
-        labels = LabelSerializer(label_list(prompt=access.prompt), many=True).data
-        return Response({**PromptOutputSerializer(access.prompt).data, "labels": labels})
+        return Response(_prompt_body(access.prompt))
 
     class UpdateSerializer(serializers.Serializer):
         title = serializers.CharField(required=False, max_length=TITLE_MAX_CHARS)
@@ -194,8 +199,7 @@ class PromptDetailApi(APIView):
             title=data.validated_data.get("title"),
             archived=data.validated_data.get("archived"),
         )
-        labels = LabelSerializer(label_list(prompt=prompt), many=True).data
-        return Response({**PromptOutputSerializer(prompt).data, "labels": labels})
+        return Response(_prompt_body(prompt))
 
 
 class TreePagination(StrictPageNumberPagination):
