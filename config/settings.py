@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "textstore",
     "playground",
     "reviews",
+    "evals",
 ]
 
 MIDDLEWARE = [
@@ -202,6 +203,8 @@ CELERY_BEAT_SCHEDULE = {
     "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
     # Deletes expired uploads and their objects (unused ones, and late PUTs to used ones).
     "playground-uploads-expire": {"task": "playground.uploads_expire", "schedule": 600.0},
+    # Grades evaluation cells whose run finished while no cell task saw it (a killed worker).
+    "evals-reap": {"task": "evals.evaluations_reap", "schedule": 60.0},
 }
 
 # Cache (rate limits, hot reads): Redis when REDIS_URL is set, process memory otherwise.
@@ -431,4 +434,29 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
         "frame-ancestors": ["'none'"],
     }
+}
+
+# --- evaluations (docs/evals.md) ---
+EVAL_TESTSET_ROWS_MAX = env_int("EVAL_TESTSET_ROWS_MAX", 1000)
+EVAL_CELLS_MAX = env_int("EVAL_CELLS_MAX", 5000)
+EVALS_ACTIVE_PER_USER = env_int("EVALS_ACTIVE_PER_USER", 3)
+EVAL_RETRY_SECONDS = env_int("EVAL_RETRY_SECONDS", 30)
+# Cells running at once per provider, across every worker ("echo=16 anthropic=4").
+EVAL_PROVIDER_CONCURRENCY_DEFAULT = env_int("EVAL_PROVIDER_CONCURRENCY_DEFAULT", 4)
+EVAL_PROVIDER_CONCURRENCY = {
+    name: int(cap)
+    for name, _, cap in (
+        item.partition("=") for item in os.environ.get("EVAL_PROVIDER_CONCURRENCY", "echo=16").split()
+    )
+}
+EVAL_DEFER_SECONDS = env_float("EVAL_DEFER_SECONDS", 0.5)
+EVAL_EAGER_THREADS = env_int("EVAL_EAGER_THREADS", 4)
+# Without a broker: "thread" runs cells on a pool behind the request; "inline" inside it (tests).
+EVAL_EAGER_MODE = os.environ.get("EVAL_EAGER_MODE", "thread")
+EVAL_TASK_QUEUE = os.environ.get("EVAL_TASK_QUEUE", "celery")
+# Prices per million tokens, "provider/model=input,output" separated by spaces; the results
+# matrix shows a cost column for the models named here.
+EVAL_PRICES = {
+    key: [float(x) for x in value.split(",")]
+    for key, _, value in (item.partition("=") for item in os.environ.get("EVAL_PRICES", "").split())
 }

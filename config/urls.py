@@ -12,6 +12,7 @@ api_v1 = [
     path("", include("questionbank.api_urls")),
     path("", include("playground.api_urls")),
     path("", include("reviews.api_urls")),
+    path("", include("evals.api_urls")),
 ]
 
 urlpatterns = [

@@ -150,11 +150,14 @@ def run_create(
     idempotency_key: Any = None,
     provider: Any = None,
     model: Any = None,
+    enqueue: bool = True,
 ) -> RunCreated:
     """Queue a run of `version`; the request is built now, with the export module's builder.
 
     With an `idempotency_key` (per version and user), a repeated call returns the first run.
-    The caller must already hold at least viewer access (selectors check it).
+    The caller must already hold at least viewer access (selectors check it). With
+    `enqueue=False` the run stays queued for a caller that executes it itself (an evaluation's
+    cell task calls `run_execute` in its own worker).
     """
     key = _idempotency_key(idempotency_key)
     content = version_content(version=version)
@@ -195,7 +198,8 @@ def run_create(
                 request=request,
                 idempotency_key=key,
             )
-            transaction.on_commit(lambda: _enqueue(run.pk))
+            if enqueue:
+                transaction.on_commit(lambda: _enqueue(run.pk))
     except IntegrityError:
         # A concurrent POST with the same key won the insert: answer with its run.
         earlier = Run.objects.filter(

@@ -79,10 +79,11 @@ class Behaviour:
     retry_after: str | None = None
     seconds: float = 0.0
     token_delay: float = 0.0
+    text: str = STREAM_TEXT  # what a streamed reply says
 
 
-def _tokens() -> list[str]:
-    words = STREAM_TEXT.split(" ")
+def _tokens(text: str = STREAM_TEXT) -> list[str]:
+    words = text.split(" ")
     return [w if i == 0 else " " + w for i, w in enumerate(words)]
 
 
@@ -108,7 +109,7 @@ def _anthropic_events(request: dict[str, Any], behaviour: Behaviour) -> Iterator
         "content_block_start",
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
     )
-    for n, token in enumerate(_tokens()):
+    for n, token in enumerate(_tokens(behaviour.text)):
         if behaviour.kind == "malformed" and n == 2:
             yield "content_block_delta", "{this is not json"
             return
@@ -156,7 +157,7 @@ def _anthropic_events(request: dict[str, Any], behaviour: Behaviour) -> Iterator
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": len(_tokens())},
+            "usage": {"output_tokens": len(_tokens(behaviour.text))},
         },
     )
     yield "message_stop", {"type": "message_stop"}
@@ -175,7 +176,7 @@ def _openai_chunks(request: dict[str, Any], behaviour: Behaviour) -> Iterator[tu
         }
 
     yield "", chunk({"role": "assistant", "content": ""})
-    for n, token in enumerate(_tokens()):
+    for n, token in enumerate(_tokens(behaviour.text)):
         if behaviour.kind == "malformed" and n == 2:
             yield "", "{this is not json"
             return

@@ -1,0 +1,326 @@
+"""Reads of test sets and evaluations, always scoped to the requesting user.
+
+Who may read follows the prompt's roles (playground.selectors): owners, editors and viewers read
+test sets and evaluations; share links never reach them. Anything else is NotFound (404).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from common.auth import Viewer
+from common.selectors import object_id_parse
+from playground.models import Role, Run
+from playground.selectors import prompt_access_get_for_user
+
+from .exceptions import NotFound
+from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
+
+
+@dataclass(frozen=True)
+class TestSetAccess:
+    testset: TestSet
+    revision: TestSetRevision  # the requested revision, or the latest
+    role: str
+    latest_number: int
+
+
+@dataclass(frozen=True)
+class EvaluationAccess:
+    evaluation: Evaluation
+    role: str
+
+
+def testset_get_for_user(*, user: Viewer, testset_id: Any, revision: Any = None) -> TestSetAccess:
+    try:
+        testset = TestSet.objects.select_related("prompt").get(pk=object_id_parse(testset_id))
+    except TestSet.DoesNotExist:
+        raise NotFound from None
+    access = prompt_access_get_for_user(
+        user=user, prompt_id=testset.prompt_id, min_role=Role.VIEWER
+    )
+    revisions = testset.revisions.order_by("-number")
+    latest = revisions.first()
+    if latest is None:
+        raise NotFound
+    chosen = latest
+    if revision not in (None, ""):
+        chosen = revisions.filter(number=object_id_parse(revision)).first()
+        if chosen is None:
+            raise NotFound
+    return TestSetAccess(
+        testset=testset, revision=chosen, role=access.role, latest_number=latest.number
+    )
+
+
+def testset_list_for_prompt(*, prompt_id: int) -> QuerySet[TestSet]:
+    """Test sets of an already-authorised prompt, newest first."""
+    return TestSet.objects.filter(prompt_id=prompt_id).order_by("-created_at", "-id")
+
+
+def testset_rows(*, revision: TestSetRevision) -> list[TestCase]:
+    return list(revision.rows.order_by("position"))
+
+
+def evaluation_get_for_user(*, user: Viewer, evaluation_id: Any) -> EvaluationAccess:
+    try:
+        evaluation = Evaluation.objects.select_related(
+            "prompt", "testset_revision__testset", "created_by"
+        ).get(pk=object_id_parse(evaluation_id))
+    except Evaluation.DoesNotExist:
+        raise NotFound from None
+    access = prompt_access_get_for_user(
+        user=user, prompt_id=evaluation.prompt_id, min_role=Role.VIEWER
+    )
+    return EvaluationAccess(evaluation=evaluation, role=access.role)
+
+
+def evaluation_list_for_prompt(*, prompt_id: int, limit: int = 20) -> list[Evaluation]:
+    return list(
+        Evaluation.objects.filter(prompt_id=prompt_id)
+        .select_related("testset_revision__testset", "created_by")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+@dataclass(frozen=True)
+class ColumnSummary:
+    """One column of the matrix (a target) summed up."""
+
+    target_id: int
+    position: int
+    version_id: int
+    version_number: int
+    provider: str
+    model: str
+    cells: int
+    passed: int
+    failed: int
+    errors: int
+    pending: int
+    pass_rate: float | None  # passed / graded; None before anything was graded
+    mean_score: float | None
+    latency_p50_ms: int | None
+    latency_p95_ms: int | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None unless EVAL_PRICES names the model
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target_id,
+            "version": self.version_id,
+            "version_number": self.version_number,
+            "provider": self.provider,
+            "model": self.model,
+            "cells": self.cells,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "pending": self.pending,
+            "pass_rate": self.pass_rate,
+            "mean_score": self.mean_score,
+            "latency_p50_ms": self.latency_p50_ms,
+            "latency_p95_ms": self.latency_p95_ms,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def _percentile(values: list[int], fraction: float) -> int | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return round(cuts[max(0, min(98, round(fraction * 100) - 1))])
+
+
+def _ms(start: Any, end: Any) -> int | None:
+    if start is None or end is None:
+        return None
+    return max(0, round((end - start).total_seconds() * 1000))
+
+
+def evaluation_targets(*, evaluation: Evaluation) -> list[EvalTarget]:
+    return list(evaluation.targets.select_related("version").order_by("position"))
+
+
+def evaluation_summary(*, evaluation: Evaluation) -> list[ColumnSummary]:
+    """Per column: pass/fail/error counts, pass rate, mean score, latency p50/p95, tokens and
+    cost. One query for the cells (bounded by EVAL_CELLS_MAX), one for the targets."""
+    targets = evaluation_targets(evaluation=evaluation)
+    rows = EvalCell.objects.filter(evaluation=evaluation).values_list(
+        "target_id",
+        "status",
+        "passed",
+        "score",
+        "run__input_tokens",
+        "run__output_tokens",
+        "run__started_at",
+        "run__finished_at",
+    )
+    by_target: dict[int, list[tuple[Any, ...]]] = {t.pk: [] for t in targets}
+    for row in rows:
+        by_target[row[0]].append(row)
+    prices: dict[str, list[float]] = settings.EVAL_PRICES
+    summaries = []
+    for target in targets:
+        cells = by_target[target.pk]
+        graded = [c for c in cells if c[1] == EvalCell.Status.GRADED]
+        passed = sum(1 for c in graded if c[2])
+        latencies = sorted(
+            ms
+            for c in cells
+            if (ms := _ms(c[6], c[7])) is not None and c[1] == EvalCell.Status.GRADED
+        )
+        input_tokens = sum(c[4] or 0 for c in cells)
+        output_tokens = sum(c[5] or 0 for c in cells)
+        price = prices.get(f"{target.provider}/{target.model}")
+        summaries.append(
+            ColumnSummary(
+                target_id=target.pk,
+                position=target.position,
+                version_id=target.version_id,
+                version_number=target.version.number,
+                provider=target.provider,
+                model=target.model,
+                cells=len(cells),
+                passed=passed,
+                failed=len(graded) - passed,
+                errors=sum(1 for c in cells if c[1] == EvalCell.Status.ERROR),
+                pending=sum(1 for c in cells if c[1] not in EvalCell.FINISHED),
+                pass_rate=round(passed / len(graded), 4) if graded else None,
+                mean_score=round(sum(c[3] or 0 for c in graded) / len(graded), 4)
+                if graded
+                else None,
+                latency_p50_ms=_percentile(latencies, 0.5),
+                latency_p95_ms=_percentile(latencies, 0.95),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=round((input_tokens * price[0] + output_tokens * price[1]) / 1e6, 6)
+                if price
+                else None,
+            )
+        )
+    return summaries
+
+
+@dataclass(frozen=True)
+class CellResult:
+    cell_id: int
+    row_position: int
+    row_variables: dict[str, str]
+    expected: str
+    target_id: int
+    version_id: int
+    provider: str
+    model: str
+    repeat_index: int
+    status: str
+    run_id: int | None
+    output: str
+    grades: list[dict[str, Any]]
+    passed: bool | None
+    score: float | None
+    error: str
+    latency_ms: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell_id,
+            "row": self.row_position,
+            "version": self.version_id,
+            "provider": self.provider,
+            "model": self.model,
+            "repeat": self.repeat_index,
+            "status": self.status,
+            "run": self.run_id,
+            "output": self.output,
+            "grades": self.grades,
+            "passed": self.passed,
+            "score": self.score,
+            "error": self.error,
+            "latency_ms": self.latency_ms,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+def evaluation_results(
+    *, evaluation: Evaluation, offset: int = 0, limit: int = 100, only_failures: bool = False
+) -> tuple[list[CellResult], int]:
+    """A page of cells in matrix order (row, column, repeat) and the count of all that match."""
+    cells = EvalCell.objects.filter(evaluation=evaluation)
+    if only_failures:
+        cells = cells.exclude(status=EvalCell.Status.GRADED, passed=True)
+    total = cells.count()
+    page = cells.select_related("row", "target", "run").order_by(
+        "row__position", "target__position", "repeat_index"
+    )[offset : offset + limit]
+    results = []
+    for cell in page:
+        run: Run | None = cell.run
+        results.append(
+            CellResult(
+                cell_id=cell.pk,
+                row_position=cell.row.position,
+                row_variables=dict(cell.row.variables),
+                expected=cell.row.expected,
+                target_id=cell.target_id,
+                version_id=cell.target.version_id,
+                provider=cell.target.provider,
+                model=cell.target.model,
+                repeat_index=cell.repeat_index,
+                status=cell.status,
+                run_id=cell.run_id,
+                output=run.output if run is not None else "",
+                grades=list(cell.grades or []),
+                passed=cell.passed,
+                score=cell.score,
+                error=cell.error,
+                latency_ms=_ms(run.started_at, run.finished_at) if run is not None else None,
+                input_tokens=run.input_tokens if run is not None else None,
+                output_tokens=run.output_tokens if run is not None else None,
+            )
+        )
+    return results, total
+
+
+def version_pass_rates(*, prompt_id: int, version_ids: list[int]) -> dict[int, float]:
+    """The pass rate of each version in the newest finished evaluation that ran it (for the
+    version tree). Two queries, whatever the number of versions."""
+    latest: dict[int, int] = {}
+    targets = (
+        EvalTarget.objects.filter(
+            evaluation__prompt_id=prompt_id,
+            evaluation__status=Evaluation.Status.DONE,
+            version_id__in=version_ids,
+        )
+        .order_by("-evaluation__created_at", "-evaluation_id")
+        .values_list("version_id", "evaluation_id")
+    )
+    for version_id, evaluation_id in targets:
+        latest.setdefault(version_id, evaluation_id)
+    if not latest:
+        return {}
+    counts: dict[int, list[int]] = {}
+    graded = EvalCell.objects.filter(
+        evaluation_id__in=set(latest.values()),
+        status=EvalCell.Status.GRADED,
+        target__version_id__in=list(latest),
+    ).values_list("evaluation_id", "target__version_id", "passed")
+    for evaluation_id, version_id, passed in graded:
+        if latest.get(version_id) == evaluation_id:
+            tally = counts.setdefault(version_id, [0, 0])
+            tally[0] += 1 if passed else 0
+            tally[1] += 1
+    return {v: round(p / n, 4) for v, (p, n) in counts.items() if n}

@@ -1,0 +1,677 @@
+"""Writes of test sets and evaluations (docs/evals.md).
+
+Test sets: `testset_create` writes revision 1; `testset_revise` writes the next revision with the
+rows it is given (rows are never edited in place). Evaluations: `evaluation_create` validates
+everything a cell will need up front (a bad row is a 400 naming it, never 600 failed cells),
+writes the targets and cells in one transaction, and hands the cells to workers on commit.
+
+A cell is executed by `cell_execute`, which is safe to call any number of times for one cell: it
+claims the cell, creates its run with an idempotency key naming the cell (a redelivery finds the
+same run), executes that run through the playground's `run_execute` — which claims queued runs
+only and never sends a call twice — and grades the finished run once. `cells_done` is
+incremented by whichever call moved the cell to a finished state, so progress counts each cell
+exactly once, and the call that counts the last cell finishes the evaluation.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from common.exceptions import Forbidden, RateLimited
+from playground.content import PLACEHOLDER
+from playground.exceptions import ContentInvalid
+from playground.models import Prompt, PromptVersion, Role, Run
+from playground.runs.selectors import run_timings
+from playground.runs.services import run_cancel, run_create, run_execute, run_variables_resolve
+from playground.selectors import version_content
+
+from .exceptions import EvalInvalid
+from .graders import (
+    CellOutcome,
+    Grade,
+    GraderSpec,
+    JudgeVerdict,
+    grade,
+    grader_spec_load,
+    grader_specs_parse,
+    judge_verdict_parse,
+)
+from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
+
+logger = logging.getLogger(__name__)
+
+VALUE_MAX_CHARS = 100_000
+VARIABLE_NAME_MAX_CHARS = 100
+VERSIONS_MAX = 10
+MODELS_MAX = 6
+REPEAT_MAX = 10
+IMPORT_MAX_BYTES = 5 * 1024 * 1024
+
+Status = Evaluation.Status
+CellStatus = EvalCell.Status
+
+
+# --- test sets --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowInput:
+    variables: dict[str, str]
+    expected: str
+    note: str
+
+
+def _row_text(value: Any, where: str, *, max_chars: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise EvalInvalid(f"{where} must be a string.", field=where)
+    if len(value) > max_chars or "\x00" in value:
+        raise EvalInvalid(f"{where}: at most {max_chars:,} characters, no NUL.", field=where)
+    return value
+
+
+def testset_rows_parse(raw: Any) -> list[RowInput]:
+    """`rows` of a request body → validated rows; EvalInvalid naming the row and field."""
+    from .models import NOTE_MAX_CHARS
+
+    if not isinstance(raw, list):
+        raise EvalInvalid("rows must be a list of {variables, expected?, note?}.", field="rows")
+    limit = settings.EVAL_TESTSET_ROWS_MAX
+    if len(raw) > limit:
+        raise EvalInvalid(f"rows: at most {limit:,} rows in a test set.", field="rows")
+    rows = []
+    for index, row in enumerate(raw):
+        where = f"rows.{index}"
+        if not isinstance(row, dict):
+            raise EvalInvalid(f"{where} must be an object.", field=where)
+        unknown = sorted(set(row) - {"variables", "expected", "note"})
+        if unknown:
+            raise EvalInvalid(
+                f"{where}.{unknown[0]}: not a field of a row.", field=f"{where}.{unknown[0]}"
+            )
+        variables = row.get("variables", {})
+        if not isinstance(variables, dict):
+            raise EvalInvalid(
+                f"{where}.variables must be an object of name → text.", field=f"{where}.variables"
+            )
+        checked: dict[str, str] = {}
+        for name, value in variables.items():
+            if not PLACEHOLDER.fullmatch("{{" + name + "}}") or len(name) > VARIABLE_NAME_MAX_CHARS:
+                raise EvalInvalid(
+                    f"{where}.variables: “{name[:40]}” is not a variable name.",
+                    field=f"{where}.variables",
+                )
+            checked[name] = _row_text(value, f"{where}.variables.{name}", max_chars=VALUE_MAX_CHARS)
+        rows.append(
+            RowInput(
+                variables=checked,
+                expected=_row_text(
+                    row.get("expected"), f"{where}.expected", max_chars=VALUE_MAX_CHARS
+                ),
+                note=_row_text(row.get("note"), f"{where}.note", max_chars=NOTE_MAX_CHARS),
+            )
+        )
+    return rows
+
+
+def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
+    """A CSV or JSONL file → rows. CSV: a header row; `expected` and `note` columns are those
+    fields, every other column a variable. JSONL: one row object per line, either
+    `{variables, expected?, note?}` or a flat object read like a CSV row."""
+    if len(data) > IMPORT_MAX_BYTES:
+        raise EvalInvalid(f"file: at most {IMPORT_MAX_BYTES // (1024 * 1024)} MB.", field="file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise EvalInvalid(f"file: not UTF-8 (byte {error.start}).", field="file") from None
+    lower = filename.lower()
+    if lower.endswith((".jsonl", ".ndjson", ".json")):
+        raw = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                body = json.loads(line)
+            except ValueError:
+                raise EvalInvalid(f"file: line {number} is not JSON.", field="file") from None
+            raw.append(
+                body if isinstance(body, dict) and "variables" in body else _flat_row(body, number)
+            )
+        return testset_rows_parse(raw)
+    if lower.endswith((".csv", ".tsv", ".txt")):
+        dialect = "excel-tab" if lower.endswith(".tsv") else "excel"
+        reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
+        if not reader.fieldnames:
+            raise EvalInvalid("file: the CSV has no header row.", field="file")
+        try:
+            raw = [_flat_row(record, number) for number, record in enumerate(reader, start=2)]
+        except csv.Error as error:
+            raise EvalInvalid(f"file: not valid CSV ({error}).", field="file") from None
+        return testset_rows_parse(raw)
+    raise EvalInvalid("file: name it .csv, .tsv or .jsonl.", field="file")
+
+
+def _flat_row(record: Any, number: int) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise EvalInvalid(f"file: line {number} is not an object.", field="file")
+    if None in record:
+        raise EvalInvalid(f"file: line {number} has more cells than the header.", field="file")
+    variables = {k: v for k, v in record.items() if k not in ("expected", "note")}
+    return {"variables": variables, "expected": record.get("expected"), "note": record.get("note")}
+
+
+def testset_export(*, revision: TestSetRevision, rows: list[TestCase], fmt: str) -> str:
+    """The rows as CSV (variables as columns, then expected and note) or JSONL."""
+    if fmt == "jsonl":
+        return "".join(
+            json.dumps(
+                {"variables": r.variables, "expected": r.expected, "note": r.note},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for r in rows
+        )
+    names: dict[str, None] = {}
+    for row in rows:
+        for name in row.variables:
+            names.setdefault(name, None)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*names, "expected", "note"])
+    for row in rows:
+        writer.writerow([*(row.variables.get(n, "") for n in names), row.expected, row.note])
+    return out.getvalue()
+
+
+def _editor_check(role: str) -> None:
+    if role not in (Role.OWNER, Role.EDITOR):
+        raise Forbidden(
+            "You have read-only access to this prompt: test sets and evaluations need an editor."
+        )
+
+
+def _revision_write(
+    *, actor: User, testset: TestSet, number: int, rows: list[RowInput], message: str
+) -> TestSetRevision:
+    revision = TestSetRevision.objects.create(
+        testset=testset, number=number, message=message, row_count=len(rows), created_by=actor
+    )
+    TestCase.objects.bulk_create(
+        TestCase(
+            revision=revision, position=i, variables=r.variables, expected=r.expected, note=r.note
+        )
+        for i, r in enumerate(rows, start=1)
+    )
+    return revision
+
+
+def testset_create(
+    *, actor: User, prompt: Prompt, role: str, name: Any, rows: list[RowInput]
+) -> TestSetRevision:
+    """A new test set of `prompt` with its first revision."""
+    from common.limits import TITLE_MAX_CHARS
+
+    _editor_check(role)
+    if not isinstance(name, str) or not name.strip() or len(name) > TITLE_MAX_CHARS:
+        raise EvalInvalid(f"name: 1–{TITLE_MAX_CHARS} characters.", field="name")
+    with transaction.atomic():
+        testset = TestSet.objects.create(prompt=prompt, name=name.strip(), created_by=actor)
+        revision = _revision_write(actor=actor, testset=testset, number=1, rows=rows, message="")
+    logger.info("testset.created", extra={"testset_id": testset.pk, "rows": len(rows)})
+    return revision
+
+
+def testset_revise(
+    *,
+    actor: User,
+    testset: TestSet,
+    role: str,
+    rows: list[RowInput],
+    message: Any = "",
+    based_on: int | None = None,
+) -> TestSetRevision:
+    """The next revision of `testset` with `rows`. With `based_on` (the revision number the
+    editor started from), a save that lost a race is a 409 instead of silently replacing the
+    other save's rows."""
+    from common.limits import MESSAGE_MAX_CHARS
+
+    _editor_check(role)
+    if not isinstance(message, str) or len(message) > MESSAGE_MAX_CHARS:
+        raise EvalInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                latest = testset.revisions.aggregate(n=Max("number"))["n"] or 0
+                if based_on is not None and based_on != latest:
+                    from common.exceptions import Conflict
+
+                    raise Conflict(
+                        f"based_on: the test set moved on to revision {latest} since you opened"
+                        f" r{based_on}.",
+                        field="based_on",
+                    )
+                return _revision_write(
+                    actor=actor, testset=testset, number=latest + 1, rows=rows, message=message
+                )
+        except IntegrityError:
+            continue  # a concurrent save took the number; read the latest again
+    raise EvalInvalid("The test set is being saved by someone else; try again.", field="rows")
+
+
+# --- evaluations ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetInput:
+    version: PromptVersion
+    provider: str
+    model: str
+
+
+def evaluation_targets_parse(*, prompt: Prompt, versions: Any, models: Any) -> list[TargetInput]:
+    """versions × models → targets. No `models`: each version with its own provider and model."""
+    from playground.content import DEFAULT_MODELS, MODEL_MAX_CHARS, PROVIDERS
+
+    if not isinstance(versions, list) or not versions or len(versions) > VERSIONS_MAX:
+        raise EvalInvalid(
+            f"versions: a list of 1–{VERSIONS_MAX} version ids of this prompt.", field="versions"
+        )
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in versions) or len(
+        set(versions)
+    ) != len(versions):
+        raise EvalInvalid("versions: distinct integer ids.", field="versions")
+    found = {v.pk: v for v in PromptVersion.objects.filter(prompt=prompt, pk__in=versions)}
+    missing = [v for v in versions if v not in found]
+    if missing:
+        raise EvalInvalid(
+            f"versions: {missing[0]} is not a version of this prompt.", field="versions"
+        )
+    if models in (None, []):
+        return [TargetInput(found[v], found[v].provider, found[v].model) for v in versions]
+    if not isinstance(models, list) or len(models) > MODELS_MAX:
+        raise EvalInvalid(
+            f"models: a list of at most {MODELS_MAX} {{provider, model}}.", field="models"
+        )
+    chosen: list[tuple[str, str]] = []
+    for index, item in enumerate(models):
+        where = f"models.{index}"
+        if not isinstance(item, dict) or item.get("provider") not in PROVIDERS:
+            raise EvalInvalid(
+                f"{where}.provider must be one of {', '.join(PROVIDERS)}.",
+                field=f"{where}.provider",
+            )
+        model = item.get("model") or DEFAULT_MODELS[item["provider"]]
+        if not isinstance(model, str) or len(model) > MODEL_MAX_CHARS:
+            raise EvalInvalid(
+                f"{where}.model: 1–{MODEL_MAX_CHARS} characters.", field=f"{where}.model"
+            )
+        chosen.append((item["provider"], model.strip()))
+    if len(set(chosen)) != len(chosen):
+        raise EvalInvalid("models: each provider and model once.", field="models")
+    return [TargetInput(found[v], p, m) for v in versions for p, m in chosen]
+
+
+def _row_variables(content: Any, row: RowInput | TestCase) -> dict[str, str]:
+    """The row's values for the names the version declares (a test set serves every version of
+    its prompt, and a version may not use every column)."""
+    declared = content.get("variables") or {}
+    return {k: v for k, v in row.variables.items() if k in declared}
+
+
+def _repeat_parse(value: Any) -> int:
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= REPEAT_MAX:
+        raise EvalInvalid(f"repeat: a whole number from 1 to {REPEAT_MAX}.", field="repeat")
+    return value
+
+
+def _judges_check(*, actor: User, specs: list[GraderSpec]) -> None:
+    from playground.selectors import version_get_for_user
+
+    from .exceptions import NotFound
+
+    for index, spec in enumerate(specs):
+        if spec.type != "llm-judge":
+            continue
+        try:
+            version_get_for_user(user=actor, version_id=spec.options["judge_version"])
+        except NotFound:
+            raise EvalInvalid(
+                f"graders.{index}.judge_version: no such prompt version visible to you.",
+                field=f"graders.{index}.judge_version",
+            ) from None
+
+
+def evaluation_create(
+    *,
+    actor: User,
+    prompt: Prompt,
+    role: str,
+    revision: TestSetRevision,
+    versions: Any,
+    models: Any = None,
+    graders: Any,
+    repeat: Any = None,
+    extra_graders: Mapping[str, Callable[..., GraderSpec]] | None = None,
+) -> Evaluation:
+    """An evaluation of `revision` × targets × `repeat`, every cell queued, workers told on
+    commit. Every row's variables are resolved against every version first."""
+    _editor_check(role)
+    if revision.testset.prompt_id != prompt.pk:
+        raise EvalInvalid("testset: not a test set of this prompt.", field="testset")
+    targets = evaluation_targets_parse(prompt=prompt, versions=versions, models=models)
+    specs = grader_specs_parse(graders, extra=extra_graders)
+    _judges_check(actor=actor, specs=specs)
+    times = _repeat_parse(repeat)
+    rows = list(revision.rows.all())
+    if not rows:
+        raise EvalInvalid("testset: the revision has no rows.", field="testset")
+    total = len(rows) * len(targets) * times
+    if total > settings.EVAL_CELLS_MAX:
+        raise EvalInvalid(
+            f"This evaluation would have {total:,} cells; at most {settings.EVAL_CELLS_MAX:,}.",
+            field="versions",
+        )
+    contents = {t.version.pk: version_content(version=t.version) for t in targets}
+    for target in targets:
+        content = contents[target.version.pk]
+        for row in rows:
+            try:
+                run_variables_resolve(content=content, given=_row_variables(content, row))
+            except ContentInvalid as error:
+                raise EvalInvalid(
+                    f"rows.{row.position - 1}: for v{target.version.number}, {error.message}",
+                    field=f"rows.{row.position - 1}.variables",
+                ) from None
+    _user_share_check(actor)
+    with transaction.atomic():
+        evaluation = Evaluation.objects.create(
+            prompt=prompt,
+            testset_revision=revision,
+            created_by=actor,
+            graders=[s.as_json() for s in specs],
+            repeat=times,
+            cells_total=total,
+        )
+        made = EvalTarget.objects.bulk_create(
+            EvalTarget(
+                evaluation=evaluation,
+                position=i,
+                version=t.version,
+                provider=t.provider,
+                model=t.model,
+            )
+            for i, t in enumerate(targets)
+        )
+        EvalCell.objects.bulk_create(
+            EvalCell(
+                evaluation=evaluation,
+                target=target,
+                row=row,
+                repeat_index=k,
+                provider=target.provider,
+            )
+            for row in rows
+            for target in made
+            for k in range(times)
+        )
+        transaction.on_commit(lambda: _dispatch(evaluation.pk))
+    logger.info("evaluation.created", extra={"evaluation_id": evaluation.pk, "cells": total})
+    return evaluation
+
+
+def _user_share_check(actor: User) -> None:
+    """At most EVALS_ACTIVE_PER_USER evaluations queued or running per user (429)."""
+    active = Evaluation.objects.filter(
+        created_by=actor, status__in=(Status.QUEUED, Status.RUNNING)
+    ).count()
+    if active >= settings.EVALS_ACTIVE_PER_USER:
+        raise RateLimited(
+            f"You have {active} evaluations running; wait for one to finish or cancel it.",
+            retry_after=settings.EVAL_RETRY_SECONDS,
+        )
+
+
+def _dispatch(evaluation_id: int) -> None:
+    from .dispatch import evaluation_dispatch
+
+    evaluation_dispatch(evaluation_id=evaluation_id)
+
+
+def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
+    """Cancel: queued cells are cancelled at once (no new provider call starts after this
+    returns), running cells' runs are cancelled and their workers stop at their next write.
+    The evaluation's author or the prompt's owner only. A finished evaluation is left as is."""
+    if actor.pk not in (evaluation.created_by_id, evaluation.prompt.owner_id):
+        raise Forbidden("Only the person who started this evaluation, or the owner, can cancel it.")
+    now = timezone.now()
+    with transaction.atomic():
+        moved = Evaluation.objects.filter(
+            pk=evaluation.pk, status__in=(Status.QUEUED, Status.RUNNING)
+        ).update(status=Status.CANCELLED, finished_at=now)
+        if moved:
+            cancelled = EvalCell.objects.filter(
+                evaluation=evaluation, status=CellStatus.QUEUED
+            ).update(status=CellStatus.CANCELLED, finished_at=now)
+            Evaluation.objects.filter(pk=evaluation.pk).update(
+                cells_done=F("cells_done") + cancelled
+            )
+    if moved:
+        running = Run.objects.filter(
+            eval_cell__evaluation=evaluation, status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
+        ).select_related("version__prompt")
+        for run in running:
+            run_cancel(actor=evaluation.created_by, run=run)
+        logger.info("evaluation.cancelled", extra={"evaluation_id": evaluation.pk})
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+# --- executing one cell -----------------------------------------------------------------------
+
+DEFERRED = "deferred"
+
+
+def _provider_busy(provider: str) -> bool:
+    cap = settings.EVAL_PROVIDER_CONCURRENCY.get(
+        provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
+    )
+    return EvalCell.objects.filter(provider=provider, status=CellStatus.RUNNING).count() >= cap
+
+
+def _count_finished(evaluation_id: int) -> None:
+    """One more cell finished: bump the count, and finish the evaluation with its last cell."""
+    Evaluation.objects.filter(pk=evaluation_id).update(cells_done=F("cells_done") + 1)
+    Evaluation.objects.filter(
+        pk=evaluation_id,
+        status__in=(Status.QUEUED, Status.RUNNING),
+        cells_done__gte=F("cells_total"),
+    ).update(status=Status.DONE, finished_at=timezone.now())
+
+
+def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any) -> bool:
+    with transaction.atomic():
+        moved = EvalCell.objects.filter(
+            pk=cell_id, status__in=(CellStatus.QUEUED, CellStatus.RUNNING)
+        ).update(status=status, finished_at=timezone.now(), **fields)
+        if moved:
+            _count_finished(evaluation_id)
+    return bool(moved)
+
+
+def _cell_run(cell: EvalCell) -> int:
+    """The cell's run id, created on first use (idempotent per cell)."""
+    if cell.run_id is not None:
+        return cell.run_id
+    target = cell.target
+    content = version_content(version=target.version)
+    created = run_create(
+        actor=cell.evaluation.created_by,
+        version=target.version,
+        variables=_row_variables(content, cell.row),
+        idempotency_key=f"eval-cell-{cell.pk}",
+        provider=target.provider,
+        model=target.model,
+        enqueue=False,
+    )
+    EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run)
+    run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
+    assert run_id is not None
+    return int(run_id)
+
+
+def cell_execute(*, cell_id: int) -> str:
+    """Execute and grade one cell; returns the cell's status, or DEFERRED when its provider is
+    at its concurrency cap (the caller tries again shortly). Safe to repeat."""
+    cell = (
+        EvalCell.objects.select_related(
+            "evaluation", "evaluation__created_by", "target", "target__version", "row"
+        )
+        .filter(pk=cell_id)
+        .first()
+    )
+    if cell is None:
+        return "missing"
+    if cell.status in EvalCell.FINISHED:
+        return cell.status
+    evaluation = cell.evaluation
+    if evaluation.status == Status.CANCELLED:
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED)
+        return CellStatus.CANCELLED
+    if cell.status == CellStatus.QUEUED:
+        if _provider_busy(cell.provider):
+            return DEFERRED
+        if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
+            status=CellStatus.RUNNING
+        ):
+            return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+        Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
+            status=Status.RUNNING
+        )
+    try:
+        run_id = _cell_run(cell)
+    except (ContentInvalid, Forbidden) as error:
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+        return CellStatus.ERROR
+    if Evaluation.objects.filter(pk=evaluation.pk, status=Status.CANCELLED).exists():
+        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+            status=Run.Status.CANCELLED,
+            finished_at=timezone.now(),
+            error="The evaluation was cancelled.",
+        )
+    run_execute(run_id=run_id)
+    return cell_grade(cell_id=cell.pk)
+
+
+def cell_grade(*, cell_id: int) -> str:
+    """Grade a cell whose run has finished (a no-op otherwise); returns the cell's status."""
+    cell = EvalCell.objects.select_related("evaluation", "row", "target__version", "run").get(
+        pk=cell_id
+    )
+    run = cell.run
+    if cell.status in EvalCell.FINISHED:
+        return cell.status
+    if run is None or run.status not in Run.FINISHED:
+        return cell.status
+    if run.status != Run.Status.DONE:
+        status = CellStatus.CANCELLED if run.status == Run.Status.CANCELLED else CellStatus.ERROR
+        _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000])
+        return status
+    outcome = CellOutcome(
+        output=run.output,
+        tool_calls=list(run.tool_calls or []),
+        latency_ms=run_timings(run=run).total_ms,
+        output_tokens=run.output_tokens,
+        expected=cell.row.expected,
+        response_format=cell.target.version.response_format,
+        variables=dict(run.variables or {}),
+    )
+    grades = cell_grades(cell=cell, outcome=outcome)
+    _cell_close(
+        cell.pk,
+        cell.evaluation_id,
+        status=CellStatus.GRADED,
+        grades=[g.as_json() for g in grades],
+        passed=all(g.passed for g in grades),
+        score=sum(g.score for g in grades) / len(grades),
+    )
+    return CellStatus.GRADED
+
+
+# Grader types other apps add (the answer-key grader of critique/): type → (grade function).
+_extra_graders: dict[str, Callable[[GraderSpec, CellOutcome], Grade]] = {}
+
+
+def grader_register(*, type: str, grade_fn: Callable[[GraderSpec, CellOutcome], Grade]) -> None:  # noqa: A002
+    _extra_graders[type] = grade_fn
+
+
+def cell_grades(*, cell: EvalCell, outcome: CellOutcome) -> list[Grade]:
+    specs = [grader_spec_load(body) for body in cell.evaluation.graders]
+    judge = _judge_for(cell)
+    return [grade(spec, outcome, judge=judge, extra=_extra_graders) for spec in specs]
+
+
+def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdict]:
+    """The llm-judge's call: the judge's prompt version run (as a Run, idempotent per cell and
+    grader) with `rubric`, `output`, `expected` and `input` for whichever of those it declares."""
+
+    def judge(spec: GraderSpec, outcome: CellOutcome) -> JudgeVerdict:
+        version = PromptVersion.objects.get(pk=spec.options["judge_version"])
+        content = version_content(version=version)
+        offered = {
+            "rubric": spec.value or "",
+            "output": outcome.output,
+            "expected": outcome.expected,
+            "input": json.dumps(outcome.variables, ensure_ascii=False),
+        }
+        declared = content.get("variables") or {}
+        rubric_hash = hashlib.sha256((spec.value or "").encode()).hexdigest()[:16]
+        key = f"eval-cell-{cell.pk}-judge-{spec.options['judge_version']}-{rubric_hash}"
+        try:
+            created = run_create(
+                actor=cell.evaluation.created_by,
+                version=version,
+                variables={k: v for k, v in offered.items() if k in declared},
+                idempotency_key=key,
+                provider=spec.options.get("provider"),
+                model=spec.options.get("model"),
+                enqueue=False,
+            )
+        except ContentInvalid as error:
+            raise ValueError(f"The judge's prompt could not run: {error.message}") from None
+        run_execute(run_id=created.run.pk)
+        run = Run.objects.get(pk=created.run.pk)
+        if run.status != Run.Status.DONE:
+            raise ValueError(f"The judge's run {run.status}: {run.error or 'no reply'}")
+        return judge_verdict_parse(run.output)
+
+    return judge
+
+
+def evaluations_reap() -> int:
+    """Periodic: grade cells whose run finished while no cell task was there to see it (a
+    worker killed after the run ended, a run failed by the stale-run reaper)."""
+    stuck = EvalCell.objects.filter(
+        status=CellStatus.RUNNING, run__status__in=Run.FINISHED
+    ).values_list("pk", flat=True)[:500]
+    count = 0
+    for cell_id in list(stuck):
+        if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
+            count += 1
+    return count
