@@ -239,6 +239,7 @@ class TestSetImportApi(APIView):
 class TestSetExportApi(APIView):
     # `format` names the file format here, so DRF's `?format=` renderer override is off.
     content_negotiation_class = NoUrlFormatNegotiation
+
     @extend_schema(
         summary="Download a test set's rows",
         parameters=[

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evals.models import Evaluation, EvalCell, TestCase, TestSetRevision
+from evals.models import EvalCell, Evaluation, TestCase, TestSetRevision
 from playground.models import Run
 from playground.services import grant_set, label_move
 from tests.factories import api_client_for, make_user
@@ -118,7 +118,7 @@ def test_import_csv_appends_a_revision_and_export_round_trips(owner, prompt_vers
     client = api_client_for(owner)
     body = _testset(client, prompt, rows=ROWS[:1])
     csv_file = SimpleUploadedFile(
-        "more.csv", 'design,expected,note\n"a log, sharded",shard,from csv\n'.encode()
+        "more.csv", b'design,expected,note\n"a log, sharded",shard,from csv\n'
     )
     imported = client.post(
         f"/api/v1/testsets/{body['id']}/import/", {"file": csv_file}, format="multipart"
