@@ -1,0 +1,198 @@
+"""Evaluation cells: at most one provider call each, whatever is repeated or killed; the judge;
+the reaper; the provider cap (evals/services.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evals import services as eval_services
+from evals.models import EvalCell, Evaluation
+from evals.selectors import evaluation_summary, version_pass_rates
+from evals.services import (
+    DEFERRED,
+    cell_execute,
+    evaluation_create,
+    evaluations_reap,
+)
+from playground.models import Role, Run
+from playground.services import prompt_version_create
+from tests.factories import make_user
+from tests.playground.exportkit.providers import Behaviour
+from tests.playground.factories import content, make_prompt
+
+pytestmark = pytest.mark.django_db
+
+ROWS = [{"variables": {"design": "a cache"}, "expected": "cache"}]
+
+
+@pytest.fixture
+def owner():
+    return make_user("owner")
+
+
+def _evaluation(owner, prompt, versions, graders, rows=ROWS, capture=None, **kw):
+    # (the module, not its names: pytest would collect functions named test…)
+    revision = eval_services.testset_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        name="t",
+        rows=eval_services.testset_rows_parse(rows),
+    )
+    return evaluation_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        revision=revision,
+        versions=[v.pk for v in versions],
+        graders=graders,
+        **kw,
+    )
+
+
+def test_a_repeated_cell_task_calls_the_provider_once(owner, providers):
+    prompt, version = make_prompt(owner)  # anthropic, through the loopback server
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "fake"}])
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    assert cell_execute(cell_id=cell.pk) == "graded"
+    assert cell_execute(cell_id=cell.pk) == "graded"
+    assert len(providers.requests) == 1
+    cell.refresh_from_db()
+    assert cell.passed is True
+    assert Evaluation.objects.get(pk=evaluation.pk).status == "done"
+
+
+def test_a_cell_whose_worker_died_mid_run_is_not_sent_again(owner, providers, settings):
+    """A redelivered cell task finds the cell running and its run running with a stale
+    heartbeat (the worker was killed after sending): the run fails, the cell is an error, the
+    evaluation finishes, and the provider saw one request."""
+    prompt, version = make_prompt(owner)
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    # What a killed worker leaves: cell claimed, run created and claimed, one call sent.
+    from evals.services import _cell_run
+
+    EvalCell.objects.filter(pk=cell.pk).update(status="running")
+    run_id = _cell_run(
+        EvalCell.objects.select_related("evaluation", "target", "row").get(pk=cell.pk)
+    )
+    stale = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS + 5)
+    Run.objects.filter(pk=run_id).update(status="running", started_at=stale, heartbeat_at=stale)
+    assert cell_execute(cell_id=cell.pk) == "error"
+    assert providers.requests == []
+    assert Run.objects.get(pk=run_id).status == "failed"
+    assert Evaluation.objects.get(pk=evaluation.pk).status == "done"
+    assert evaluation_summary(evaluation=evaluation)[0].errors == 1
+
+
+def test_the_reaper_grades_a_cell_whose_run_finished_unseen(owner, inline_runs):
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "Echo"}])
+    cell = EvalCell.objects.select_related("evaluation", "target", "row").get(evaluation=evaluation)
+    from evals.services import _cell_run
+    from playground.runs.services import run_execute
+
+    EvalCell.objects.filter(pk=cell.pk).update(status="running")
+    run_execute(run_id=_cell_run(cell))  # the run finished; the worker died before grading
+    assert evaluations_reap() == 1
+    cell.refresh_from_db()
+    assert (cell.status, cell.passed) == ("graded", True)
+    assert evaluations_reap() == 0
+
+
+def test_a_provider_at_its_cap_defers_the_cell(owner, inline_runs, settings):
+    settings.EVAL_PROVIDER_CONCURRENCY = {"echo": 1}
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}], rows=ROWS * 2)
+    first, second = EvalCell.objects.filter(evaluation=evaluation).order_by("pk")
+    EvalCell.objects.filter(pk=first.pk).update(status="running")  # another worker has it
+    assert cell_execute(cell_id=second.pk) == DEFERRED
+    assert EvalCell.objects.get(pk=second.pk).status == "queued"
+    assert not Run.objects.filter(eval_cell=second).exists()
+
+
+def test_llm_judge_runs_the_judges_prompt_version_and_reads_its_verdict(owner, providers):
+    prompt, version = make_prompt(owner)
+    judge_prompt, judge = make_prompt(
+        owner,
+        title="Judge",
+        system="Score the answer against the rubric. Reply with JSON.",
+        messages=[{"role": "user", "content": "Rubric: {{rubric}}\nAnswer: {{output}}"}],
+        variables={"rubric": "", "output": ""},
+    )
+    providers.plan(Behaviour(), Behaviour(text='{"score": 0.8, "reason": "Names the risk."}'))
+    evaluation = _evaluation(
+        owner,
+        prompt,
+        [version],
+        [{"type": "llm-judge", "rubric": "Names a concrete risk", "judge_version": judge.pk}],
+    )
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    assert cell_execute(cell_id=cell.pk) == "graded"
+    cell.refresh_from_db()
+    assert cell.grades == [
+        {"type": "llm-judge", "passed": True, "score": 0.8, "reason": "Names the risk."}
+    ]
+    assert len(providers.requests) == 2
+    judged = providers.requests[1].body["messages"][0]["content"]
+    assert "Rubric: Names a concrete risk" in judged
+    assert "Answer: Hello from the fake provider" in judged
+    # The judge's call is a run of the judge's version, kept like any other run.
+    assert Run.objects.filter(version=judge).count() == 1
+    assert cell_execute(cell_id=cell.pk) == "graded"
+    assert len(providers.requests) == 2
+
+
+def test_a_judge_version_the_author_cannot_read_is_refused(owner, inline_runs):
+    other = make_user("other")
+    _, judge = make_prompt(other, title="Their judge")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    from evals.exceptions import EvalInvalid
+
+    with pytest.raises(EvalInvalid) as caught:
+        _evaluation(
+            owner,
+            prompt,
+            [version],
+            [{"type": "llm-judge", "rubric": "r", "judge_version": judge.pk}],
+        )
+    assert caught.value.field == "graders.0.judge_version"
+
+
+def test_pass_rates_for_the_tree_come_from_each_versions_latest_finished_evaluation(
+    owner, inline_runs, settings, django_capture_on_commit_callbacks
+):
+    settings.EVAL_EAGER_MODE = "inline"
+    prompt, v1 = make_prompt(owner, provider="echo", model="echo-1")
+    v2 = prompt_version_create(
+        actor=owner,
+        prompt=prompt,
+        parent=v1,
+        content=content(provider="echo", model="echo-1", system="Other."),
+    ).version
+    rows = [{"variables": {"design": "a cache"}}, {"variables": {"design": "a queue"}}]
+    with django_capture_on_commit_callbacks(execute=True):
+        _evaluation(owner, prompt, [v1, v2], [{"type": "contains", "value": "cache"}], rows=rows)
+    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
+        v1.pk: 0.5,
+        v2.pk: 0.5,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        _evaluation(owner, prompt, [v2], [{"type": "contains", "value": "Echo"}], rows=rows)
+    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
+        v1.pk: 0.5,
+        v2.pk: 1.0,
+    }
+
+
+def test_too_many_running_evaluations_is_a_429(owner, settings):
+    settings.EVALS_ACTIVE_PER_USER = 1
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    _evaluation(owner, prompt, [version], [{"type": "json-valid"}])  # stays queued: no commit
+    from common.exceptions import RateLimited
+
+    with pytest.raises(RateLimited):
+        _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
