@@ -454,6 +454,8 @@ EVAL_EAGER_THREADS = env_int("EVAL_EAGER_THREADS", 4)
 # Without a broker: "thread" runs cells on a pool behind the request; "inline" inside it (tests).
 EVAL_EAGER_MODE = os.environ.get("EVAL_EAGER_MODE", "thread")
 EVAL_TASK_QUEUE = os.environ.get("EVAL_TASK_QUEUE", "celery")
+# Rows of the results matrix on one page (each row holds a cell per column and repeat).
+EVAL_PAGE_ROWS = env_int("EVAL_PAGE_ROWS", 25)
 # Prices per million tokens, "provider/model=input,output" separated by spaces; the results
 # matrix shows a cost column for the models named here.
 EVAL_PRICES = {

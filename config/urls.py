@@ -23,6 +23,7 @@ urlpatterns = [
     path("questions/", include("questionbank.urls")),
     path("playground/", include("playground.urls")),
     path("reviews/", include("reviews.urls")),
+    path("evals/", include("evals.urls")),
     path("s/resume", playground_views.shared_resume_view, name="shared-resume"),
     path("s/<str:token>", playground_views.shared_view, name="shared-page"),
     path("s/<str:token>/login", playground_views.shared_login_view, name="shared-login"),

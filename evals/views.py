@@ -1,0 +1,416 @@
+"""Evaluation pages: a prompt's test sets and evaluations, the test-set table editor, the
+results matrix with its progress bar, cancel, export, and "Save as test case" from a run.
+Parse, call one service or selector, render."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from common.auth import request_actor
+from common.exceptions import DomainError, Forbidden
+from playground.content import PROVIDERS
+from playground.models import Role
+from playground.runs.selectors import run_get_for_user
+from playground.selectors import prompt_access_get_for_user, version_content
+
+from .exceptions import NotFound
+from .graders import GRADER_TYPES
+from .pages import FILTERS, PromptEvalsPage, evaluation_page_build, testset_page_build
+from .selectors import (
+    evaluation_get_for_user,
+    evaluation_list_for_prompt,
+    evaluation_results,
+    testset_get_for_user,
+    testset_list_for_prompt,
+    testset_rows,
+)
+from .services import (
+    RowInput,
+    evaluation_cancel,
+    evaluation_create,
+    testset_create,
+    testset_import_parse,
+    testset_revise,
+    testset_rows_parse,
+)
+
+
+def _prompt_access(request: HttpRequest, prompt_id: int) -> Any:
+    try:
+        return prompt_access_get_for_user(
+            user=request.user, prompt_id=prompt_id, min_role=Role.VIEWER
+        )
+    except NotFound:
+        raise Http404 from None
+
+
+def _testset(request: HttpRequest, testset_id: int, revision: Any = None) -> Any:
+    try:
+        return testset_get_for_user(user=request.user, testset_id=testset_id, revision=revision)
+    except NotFound:
+        raise Http404 from None
+
+
+def _evaluation(request: HttpRequest, evaluation_id: int) -> Any:
+    try:
+        return evaluation_get_for_user(user=request.user, evaluation_id=evaluation_id)
+    except NotFound:
+        raise Http404 from None
+
+
+# --- a prompt's evaluations -------------------------------------------------------------------
+
+
+def _graders_from_form(post: Any) -> list[dict[str, Any]]:
+    """The grader builder's fields → grader specs (blank fields add nothing)."""
+    graders: list[dict[str, Any]] = []
+    if post.get("g_expected"):
+        graders.append({"type": post["g_expected"]})  # equals / contains on the row's expected
+    for kind in ("contains", "not-contains"):
+        if post.get(f"g_{kind}"):
+            graders.append({"type": kind, "value": post[f"g_{kind}"]})
+    if post.get("g_regex"):
+        graders.append({"type": "regex", "pattern": post["g_regex"]})
+    for kind in ("json-valid", "json-schema"):
+        if post.get(f"g_{kind}"):
+            graders.append({"type": kind})
+    for kind in ("max-latency-ms", "max-output-tokens"):
+        raw = post.get(f"g_{kind}", "").strip()
+        if raw:
+            graders.append({"type": kind, "limit": _number(raw, kind)})
+    if post.get("g_judge_rubric", "").strip():
+        graders.append(
+            {
+                "type": "llm-judge",
+                "rubric": post["g_judge_rubric"],
+                "judge_version": _number(post.get("g_judge_version", ""), "judge version"),
+            }
+        )
+    return graders
+
+
+def _number(raw: str, what: str) -> Any:
+    try:
+        return int(raw)
+    except ValueError:
+        raise DomainError(f"{what}: a whole number.", field=what) from None
+
+
+def _models_from_form(post: Any) -> list[dict[str, str]]:
+    chosen = []
+    for index in (1, 2):
+        provider = post.get(f"provider_{index}", "")
+        if provider:
+            chosen.append({"provider": provider, "model": post.get(f"model_{index}", "").strip()})
+    return chosen
+
+
+@login_required
+def prompt_evals_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    access = _prompt_access(request, prompt_id)
+    prompt = access.prompt
+    if request.method == "POST":
+        return _prompt_evals_post(request, access)
+    chosen = request.GET.get("v")
+    page = PromptEvalsPage(
+        prompt=prompt,
+        role=access.role,
+        testsets=list(testset_list_for_prompt(prompt_id=prompt.pk)[:50]),
+        evaluations=evaluation_list_for_prompt(prompt_id=prompt.pk),
+        versions=list(prompt.versions.order_by("-number")[:50]),
+        chosen_version=int(chosen) if chosen and chosen.isdigit() else None,
+        can_edit=access.role in (Role.OWNER, Role.EDITOR),
+        providers=tuple(PROVIDERS),
+        grader_types=GRADER_TYPES,
+    )
+    return render(request, "evals/prompt_evals.html", {"section": "playground", "page": page})
+
+
+def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
+    prompt = access.prompt
+    here = reverse("evals:prompt", args=[prompt.pk])
+    try:
+        if request.POST.get("action") == "testset":
+            upload = request.FILES.get("file")
+            rows = (
+                testset_import_parse(data=upload.read(), filename=upload.name or "")
+                if upload
+                else [RowInput(variables={}, expected="", note="")]
+            )
+            revision = testset_create(
+                actor=request_actor(request),
+                prompt=prompt,
+                role=access.role,
+                name=request.POST.get("name", ""),
+                rows=rows,
+            )
+            return redirect("evals:testset", testset_id=revision.testset_id)
+        testset = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
+        evaluation = evaluation_create(
+            actor=request_actor(request),
+            prompt=prompt,
+            role=access.role,
+            revision=testset.revision,
+            versions=[int(v) for v in request.POST.getlist("versions") if v.isdigit()],
+            models=_models_from_form(request.POST),
+            graders=_graders_from_form(request.POST),
+            repeat=_number(request.POST.get("repeat") or "1", "repeat"),
+        )
+    except NotFound:
+        messages.error(request, "Choose one of this prompt's test sets.")
+        return redirect(here)
+    except Forbidden as error:
+        raise PermissionDenied(error.message) from None
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect(here)
+    return redirect("evals:evaluation", evaluation_id=evaluation.pk)
+
+
+# --- test sets --------------------------------------------------------------------------------
+
+
+def _rows_from_form(post: Any) -> list[dict[str, Any]]:
+    """The table editor's fields → rows: `col` (the variable names, in column order), then per
+    row `var-<i>-<j>`, `expected-<i>`, `note-<i>`; a row whose `delete-<i>` is ticked, or whose
+    every cell is blank, is left out."""
+    columns = [name.strip() for name in post.getlist("col")]
+    count = int(post.get("rows", "0")) if post.get("rows", "0").isdigit() else 0
+    rows = []
+    for i in range(min(count, 100_000)):
+        if post.get(f"delete-{i}"):
+            continue
+        variables = {name: post.get(f"var-{i}-{j}", "") for j, name in enumerate(columns) if name}
+        row = {
+            "variables": variables,
+            "expected": post.get(f"expected-{i}", ""),
+            "note": post.get(f"note-{i}", ""),
+        }
+        if any(variables.values()) or row["expected"] or row["note"]:
+            rows.append(row)
+    return rows
+
+
+@login_required
+def testset_view(request: HttpRequest, testset_id: int) -> HttpResponse:
+    access = _testset(request, testset_id, request.GET.get("revision"))
+    if request.method == "POST":
+        return _testset_post(request, access)
+    latest_version = access.testset.prompt.versions.order_by("-number").first()
+    declared = (
+        list((version_content(version=latest_version).get("variables") or {}).keys())
+        if latest_version
+        else []
+    )
+    page = testset_page_build(
+        testset=access.testset,
+        revision=access.revision,
+        latest_number=access.latest_number,
+        role=access.role,
+        declared=declared,
+    )
+    return render(request, "evals/testset.html", {"section": "playground", "page": page})
+
+
+def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
+    here = reverse("evals:testset", args=[access.testset.pk])
+    try:
+        if request.POST.get("action") == "import":
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise DomainError("Choose a CSV or JSONL file to import.", field="file")
+            imported = testset_import_parse(data=upload.read(), filename=upload.name or "")
+            kept = [
+                RowInput(variables=r.variables, expected=r.expected, note=r.note)
+                for r in testset_rows(revision=access.revision)
+            ]
+            rows = kept + imported
+            message = f"Imported {len(imported)} rows from {upload.name}"
+        else:
+            rows = testset_rows_parse(_rows_from_form(request.POST))
+            message = request.POST.get("message", "")
+        revision = testset_revise(
+            actor=request_actor(request),
+            testset=access.testset,
+            role=access.role,
+            rows=rows,
+            message=message[:500],
+            based_on=access.revision.number,
+        )
+    except Forbidden as error:
+        raise PermissionDenied(error.message) from None
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect(here)
+    messages.success(request, f"Saved revision {revision.number} with {revision.row_count} rows.")
+    return redirect(here)
+
+
+@login_required
+def run_to_testcase_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    """ "Save as test case": the run's variables become a row, its output the row's expected
+    output, appended as a new revision of a test set of the run's prompt."""
+    try:
+        run_access = run_get_for_user(user=request.user, run_id=run_id)
+    except NotFound:
+        raise Http404 from None
+    run = run_access.run
+    prompt = run.version.prompt
+    sets = list(testset_list_for_prompt(prompt_id=prompt.pk)[:50])
+    if request.method != "POST":
+        return render(
+            request,
+            "evals/run_to_testcase.html",
+            {"section": "playground", "run": run, "prompt": prompt, "testsets": sets},
+        )
+    row = RowInput(
+        variables=dict(run.variables or {}), expected=run.output, note=f"from run #{run.pk}"
+    )
+    try:
+        if request.POST.get("testset") == "new":
+            revision = testset_create(
+                actor=request_actor(request),
+                prompt=prompt,
+                role=run_access.role,
+                name=request.POST.get("name") or f"Cases from {prompt.title}"[:200],
+                rows=[row],
+            )
+        else:
+            access = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
+            if access.testset.prompt_id != prompt.pk:
+                raise NotFound
+            kept = [
+                RowInput(r.variables, r.expected, r.note)
+                for r in testset_rows(revision=access.revision)
+            ]
+            revision = testset_revise(
+                actor=request_actor(request),
+                testset=access.testset,
+                role=access.role,
+                rows=kept + [row],
+                message=f"Added run #{run.pk}",
+            )
+    except NotFound:
+        raise Http404 from None
+    except Forbidden as error:
+        raise PermissionDenied(error.message) from None
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect("evals:from-run", run_id=run.pk)
+    messages.success(
+        request, f"Run #{run.pk} is row {revision.row_count} of revision {revision.number}."
+    )
+    return redirect("evals:testset", testset_id=revision.testset_id)
+
+
+# --- evaluations ------------------------------------------------------------------------------
+
+
+def _compare(request: HttpRequest, columns: int) -> tuple[int, int] | None:
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    if not (a.isdigit() and b.isdigit()):
+        return None
+    pair = (int(a), int(b))
+    return pair if all(0 <= p < columns for p in pair) and pair[0] != pair[1] else None
+
+
+@login_required
+def evaluation_view(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    access = _evaluation(request, evaluation_id)
+    shown = request.GET.get("show", "all")
+    page_number = request.GET.get("page", "1")
+    page = evaluation_page_build(
+        evaluation=access.evaluation,
+        user_id=request_actor(request).pk,
+        shown_filter=shown if shown in FILTERS else "all",
+        page=int(page_number) if page_number.isdigit() else 1,
+        compare=_compare(request, access.evaluation.targets.count()),
+    )
+    template = (
+        "evals/_progress.html"
+        if request.GET.get("fragment") == "progress"
+        else "evals/evaluation.html"
+    )
+    return render(request, template, {"section": "playground", "page": page})
+
+
+@login_required
+@require_POST
+def evaluation_cancel_view(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    access = _evaluation(request, evaluation_id)
+    try:
+        evaluation_cancel(actor=request_actor(request), evaluation=access.evaluation)
+    except Forbidden as error:
+        raise PermissionDenied(error.message) from None
+    messages.success(
+        request, "Cancelled: no new cell starts; running ones stop at their next write."
+    )
+    return redirect("evals:evaluation", evaluation_id=evaluation_id)
+
+
+@login_required
+def evaluation_export_view(request: HttpRequest, evaluation_id: int, fmt: str) -> HttpResponse:
+    """Every cell with its output and grades, as CSV or JSON (bounded by EVAL_CELLS_MAX)."""
+    if fmt not in ("csv", "json"):
+        raise Http404
+    access = _evaluation(request, evaluation_id)
+    results, _ = evaluation_results(
+        evaluation=access.evaluation, offset=0, limit=access.evaluation.cells_total
+    )
+    name = f"evaluation-{evaluation_id}.{fmt}"
+    if fmt == "json":
+        body = json.dumps([r.as_json() for r in results], ensure_ascii=False, indent=1)
+        response = HttpResponse(body, content_type="application/json")
+    else:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(
+            [
+                "row",
+                "version",
+                "provider",
+                "model",
+                "repeat",
+                "status",
+                "passed",
+                "score",
+                "latency_ms",
+                "output_tokens",
+                "output",
+                "grades",
+            ]
+        )
+        for r in results:
+            writer.writerow(
+                [
+                    r.row_position,
+                    r.version_id,
+                    r.provider,
+                    r.model,
+                    r.repeat_index,
+                    r.status,
+                    "" if r.passed is None else r.passed,
+                    "" if r.score is None else r.score,
+                    r.latency_ms or "",
+                    r.output_tokens or "",
+                    r.output,
+                    "; ".join(
+                        f"{g['type']}: {'pass' if g['passed'] else 'fail'} ({g['reason']})"
+                        for g in r.grades
+                    ),
+                ]
+            )
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -1,0 +1,195 @@
+"""The evaluation pages without a browser: who sees them, forms, the matrix, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from evals.models import EvalCell, Evaluation, TestSetRevision
+from playground.models import Run
+from playground.runs.services import run_create, run_execute
+from playground.services import grant_set
+from tests.factories import make_user
+from tests.playground.factories import make_prompt, save
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner():
+    return make_user("owner")
+
+
+@pytest.fixture
+def logged_in(client, owner):
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def echo(owner):
+    prompt, v1 = make_prompt(owner, provider="echo", model="echo-1")
+    v2 = save(owner, prompt, v1, system="Be brief.", provider="echo", model="echo-1").version
+    return prompt, v1, v2
+
+
+@pytest.fixture
+def inline(settings):
+    settings.EVAL_EAGER_MODE = "inline"
+    settings.RUN_EAGER_MODE = "inline"
+    settings.RUN_ECHO_DELAY_MS = 0
+
+
+def _new_testset(client, prompt, data: bytes) -> int:
+    response = client.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {"action": "testset", "name": "designs", "file": SimpleUploadedFile("rows.csv", data)},
+    )
+    assert response.status_code == 302, response.content
+    return int(response["Location"].rstrip("/").split("/")[-1])
+
+
+def test_table_editor_saves_a_new_revision_and_leaves_blank_rows_out(logged_in, echo):
+    prompt, _, _ = echo
+    testset = _new_testset(logged_in, prompt, b"design,expected\na cache,cache\n")
+    page = logged_in.get(f"/evals/testsets/{testset}/")
+    assert page.status_code == 200
+    assert b'value="design"' in page.content
+    response = logged_in.post(
+        f"/evals/testsets/{testset}/",
+        {
+            "action": "save",
+            "rows": "4",
+            "col": ["design"],
+            "var-0-0": "a cache",
+            "expected-0": "cache",
+            "var-1-0": "a queue",
+            "expected-1": "queue",
+            "note-1": "added in the table",
+            "var-2-0": "",
+            "message": "one more",
+        },
+    )
+    assert response.status_code == 302
+    latest = TestSetRevision.objects.filter(testset_id=testset).order_by("-number").first()
+    assert latest.number == 2
+    assert [(r.variables, r.expected, r.note) for r in latest.rows.order_by("position")] == [
+        ({"design": "a cache"}, "cache", ""),
+        ({"design": "a queue"}, "queue", "added in the table"),
+    ]
+
+
+def test_a_stale_table_save_is_refused_with_a_message(logged_in, echo):
+    prompt, _, _ = echo
+    testset = _new_testset(logged_in, prompt, b"design\nx\n")
+    form = {"action": "save", "rows": "1", "col": ["design"], "var-0-0": "y"}
+    logged_in.post(f"/evals/testsets/{testset}/", form)
+    stale = logged_in.post(f"/evals/testsets/{testset}/?revision=1", form, follow=True)
+    assert "moved on to revision 2" in stale.content.decode()
+    assert TestSetRevision.objects.filter(testset_id=testset).count() == 2
+
+
+def test_start_an_evaluation_from_the_form_and_read_the_matrix(logged_in, echo, inline):
+    prompt, v1, v2 = echo
+    testset = _new_testset(logged_in, prompt, b"design,expected\na cache,cache\na CDN,nothing\n")
+
+    response = logged_in.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {
+            "action": "evaluate",
+            "testset": testset,
+            "versions": [v1.pk, v2.pk],
+            "g_expected": "contains",
+            "repeat": "1",
+        },
+    )
+    assert response.status_code == 302, response.content
+    evaluation = Evaluation.objects.get()
+    # on-commit does not fire inside the test transaction: run the cells as a worker would
+    from evals.dispatch import evaluation_dispatch
+
+    evaluation_dispatch(evaluation_id=evaluation.pk)
+    page = logged_in.get(response["Location"]).content.decode()
+    assert "2 of 2 rows" in page
+    assert "✓ passed" in page
+    assert "✗ failed" in page
+    failures = logged_in.get(response["Location"] + "?show=failures").content.decode()
+    assert "1 of 2 rows" in failures
+    diffed = logged_in.get(response["Location"] + "?a=0&b=1").content.decode()
+    assert "Word diff of columns 1 and 2" in diffed
+    progress = logged_in.get(response["Location"] + "?fragment=progress").content.decode()
+    assert 'data-finished="true"' in progress
+    assert "50%" in progress
+
+
+def test_exports_hold_every_cell(logged_in, echo, inline):
+    prompt, v1, _ = echo
+    testset = _new_testset(
+        logged_in, prompt, b"design,expected\na cache,cache\na CDN,nothing-here\n"
+    )
+    logged_in.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {"action": "evaluate", "testset": testset, "versions": [v1.pk], "g_expected": "contains"},
+    )
+    evaluation = Evaluation.objects.get()
+    from evals.dispatch import evaluation_dispatch
+
+    evaluation_dispatch(evaluation_id=evaluation.pk)
+    rows = list(
+        csv.reader(
+            io.StringIO(logged_in.get(f"/evals/{evaluation.pk}/export.csv").content.decode())
+        )
+    )
+    assert rows[0][:3] == ["row", "version", "provider"]
+    assert len(rows) == 3
+    cells = json.loads(logged_in.get(f"/evals/{evaluation.pk}/export.json").content)
+    assert [c["passed"] for c in cells] == [True, False]
+    assert logged_in.get(f"/evals/{evaluation.pk}/export.xml").status_code == 404
+
+
+def test_save_a_run_as_a_test_case(logged_in, owner, echo, inline):
+    prompt, v1, _ = echo
+    run = run_create(actor=owner, version=v1, variables={"design": "a ledger"}).run
+    run_execute(run_id=run.pk)
+    response = logged_in.post(f"/evals/from-run/{run.pk}/", {"testset": "new", "name": "from runs"})
+    assert response.status_code == 302
+    revision = TestSetRevision.objects.get()
+    row = revision.rows.get()
+    assert row.variables == {"design": "a ledger"}
+    assert row.expected == Run.objects.get(pk=run.pk).output
+    again = logged_in.post(f"/evals/from-run/{run.pk}/", {"testset": revision.testset_id})
+    assert again.status_code == 302
+    assert TestSetRevision.objects.order_by("-number").first().row_count == 2
+
+
+def test_pages_are_404_to_strangers_and_read_only_to_viewers(client, owner, echo, inline):
+    prompt, v1, _ = echo
+    stranger, viewer = make_user("stranger"), make_user("viewer")
+    grant_set(actor=owner, prompt=prompt, username=viewer.username, role="viewer")
+    client.force_login(owner)
+    testset = _new_testset(client, prompt, b"design\nx\n")
+    client.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {"action": "evaluate", "testset": testset, "versions": [v1.pk], "g_json-valid": "1"},
+    )
+    evaluation = Evaluation.objects.get()
+    client.force_login(stranger)
+    for url in (
+        f"/evals/prompt/{prompt.pk}/",
+        f"/evals/testsets/{testset}/",
+        f"/evals/{evaluation.pk}/",
+        f"/evals/{evaluation.pk}/export.csv",
+    ):
+        assert client.get(url).status_code == 404, url
+    client.force_login(viewer)
+    page = client.get(f"/evals/prompt/{prompt.pk}/").content.decode()
+    assert "read-only access" in page
+    assert client.get(f"/evals/testsets/{testset}/").status_code == 200
+    refused = client.post(f"/evals/testsets/{testset}/", {"action": "save", "rows": "0"})
+    assert refused.status_code == 403
+    assert client.post(f"/evals/{evaluation.pk}/cancel").status_code == 403
+    assert EvalCell.objects.filter(evaluation=evaluation).count() == 1
