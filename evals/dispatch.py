@@ -2,8 +2,8 @@
 
 With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE; a cell whose provider
 is at its cap is retried shortly by the task itself. With eager tasks (the embedded default) a
-background thread of the web process runs the cells on a small pool of EVAL_EAGER_THREADS threads,
-each with its own database connection, so the POST answers at once and the page shows progress.
+background thread of the web process runs the cells on a small pool of EVAL_EAGER_THREADS threads
+(one on SQLite, which takes one writer at a time), each with its own database connection, so the POST answers at once and the page shows progress.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from celery import current_app
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import close_old_connections, connection, connections
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,9 @@ def evaluation_dispatch(*, evaluation_id: int) -> None:
 
 
 def _run_pool(cell_ids: list[int]) -> None:
-    with ThreadPoolExecutor(max_workers=settings.EVAL_EAGER_THREADS) as pool:
+    # SQLite takes one writer at a time: more threads would only queue on its lock.
+    threads = 1 if connection.vendor == "sqlite" else settings.EVAL_EAGER_THREADS
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(_run_one, cell_ids))
 
 
