@@ -162,7 +162,7 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
             prompt=prompt,
             role=access.role,
             revision=testset.revision,
-            versions=[int(v) for v in request.POST.getlist("versions") if v.isdigit()],
+            versions=sorted(int(v) for v in request.POST.getlist("versions") if v.isdigit()),
             models=_models_from_form(request.POST),
             graders=_graders_from_form(request.POST),
             repeat=_number(request.POST.get("repeat") or "1", "repeat"),
