@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .api import export, prompts, runs, sharing, texts, uploads
+from .api import export, numbers, prompts, runs, sharing, texts, uploads
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
@@ -31,6 +31,11 @@ urlpatterns = [
         "prompts/<int:prompt_id>/versions/",
         prompts.PromptVersionListCreateApi.as_view(),
         name="api-prompt-versions",
+    ),
+    path(
+        "prompts/<int:prompt_id>/versions/<int:number>/",
+        numbers.VersionByNumberApi.as_view(),
+        name="api-prompt-version-by-number",
     ),
     path(
         "prompts/<int:prompt_id>/labels/", prompts.LabelListCreateApi.as_view(), name="api-labels"
