@@ -66,8 +66,9 @@ def _detail(response: httpx.Response) -> str:
         data = response.json()
     except ValueError:
         data = None
-    if isinstance(data, dict) and isinstance(data.get("detail"), str):
-        return data["detail"]
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if isinstance(detail, str):
+        return detail
     text = response.text.strip()
     return text[:500] if text else response.reason_phrase or "no detail"
 
