@@ -6,7 +6,7 @@ happened" are facts the server saw, not the client's word.
 
 import asyncio
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -30,7 +30,8 @@ def history(owner):
 
 
 def client_for(server, key, **options) -> redline.Redline:
-    return redline.Redline(base_url=server.url, api_key=key, **options)
+    options.setdefault("base_url", server.url)
+    return redline.Redline(api_key=key, **options)
 
 
 def test_label_fetch_returns_the_labelled_version_typed(redline_server, owner, history):
@@ -367,3 +368,35 @@ def test_bad_arguments_are_refused_before_any_request(redline_server, owner):
     with pytest.raises(ValueError, match="base_url"):
         redline.Redline(base_url="ftp://example", api_key="k")
     assert redline_server.log.requests() == []
+
+
+@pytest.mark.parametrize("suffix", ["/", "/api/v1", "/api/v1/"])
+def test_the_base_url_may_name_the_api(redline_server, owner, history, suffix):
+    prompt, v1, _ = history
+    with client_for(redline_server, owner.key, base_url=redline_server.url + suffix) as client:
+        assert client.get_prompt(prompt.pk).id == v1.pk
+    [served] = redline_server.log.requests()
+    assert served.path == LABEL_PATH.format(prompt.pk, "production")
+
+
+def test_the_kept_answers_are_bounded(redline_server, owner, history):
+    prompt, _, _ = history
+    with client_for(redline_server, owner.key, cache_entries=0) as client:
+        client.get_prompt(prompt.pk)
+        client.get_prompt(prompt.pk)
+    with client_for(redline_server, owner.key, cache_entries=1) as client:
+        for number in (1, 2, 1, 2):  # each evicts the other
+            client.get_prompt(prompt.pk, version=number)
+        client.get_prompt(prompt.pk, version=2)  # the one kept
+    assert [s.status for s in redline_server.log.requests()] == [200] * 6 + [304]
+
+
+def test_retry_after_as_seconds_or_an_http_date():
+    from redline._core import retry_after_seconds
+
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds("7", now=now) == 7.0
+    assert retry_after_seconds("Tue, 01 Dec 2026 12:00:30 GMT", now=now) == 30.0
+    assert retry_after_seconds("Tue, 01 Dec 2026 11:00:00 GMT", now=now) == 0.0
+    assert retry_after_seconds("soon", now=now) is None
+    assert retry_after_seconds(None) is None

@@ -133,7 +133,10 @@ class Core:
         url = httpx.URL(base_url)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
-        self.base_url = url.copy_with(path=url.path.rstrip("/") + "/", query=None, fragment=None)
+        root = url.path.rstrip("/") + "/"
+        if root.endswith("/api/v1/"):  # the API's address given for the server's: same thing
+            root = root.removesuffix("api/v1/")
+        self.base_url = url.copy_with(path=root, query=None, fragment=None)
         self.headers = {
             "Authorization": f"Token {api_key}",
             "Accept": "application/json",
