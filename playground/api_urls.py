@@ -1,6 +1,7 @@
 from django.urls import path
 
-from .api import export, numbers, prompts, runs, sharing, texts, uploads
+from .api import export, prompts, runs, sharing, texts, uploads
+from .api.numbers import VersionByNumberApi
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
@@ -34,7 +35,7 @@ urlpatterns = [
     ),
     path(
         "prompts/<int:prompt_id>/versions/<int:number>/",
-        numbers.VersionByNumberApi.as_view(),
+        VersionByNumberApi.as_view(),
         name="api-prompt-version-by-number",
     ),
     path(
