@@ -1,7 +1,6 @@
-from django.urls import path
+from django.urls import include, path
 
 from .api import export, prompts, runs, sharing, texts, uploads
-from .api.numbers import VersionByNumberApi
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
@@ -33,11 +32,8 @@ urlpatterns = [
         prompts.PromptVersionListCreateApi.as_view(),
         name="api-prompt-versions",
     ),
-    path(
-        "prompts/<int:prompt_id>/versions/<int:number>/",
-        VersionByNumberApi.as_view(),
-        name="api-prompt-version-by-number",
-    ),
+    # `prompts/<id>/versions/<number>/`: a version by its number (the module says why).
+    path("", include("playground.api.numbers")),
     path(
         "prompts/<int:prompt_id>/labels/", prompts.LabelListCreateApi.as_view(), name="api-labels"
     ),

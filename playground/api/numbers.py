@@ -9,7 +9,7 @@ copy of them. The Python client's `get_prompt(prompt_id, version=N)` calls it (d
 """
 
 from django.http.response import HttpResponseBase
-from django.urls import resolve, reverse
+from django.urls import path, resolve, reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -61,3 +61,12 @@ class VersionByNumberApi(APIView):
         detail = resolve(reverse("api-version-detail", kwargs={"version_id": version_id}))
         # The version endpoint checks access itself again: one rule, applied by its owner.
         return detail.func(request._request, **detail.kwargs)
+
+
+urlpatterns = [
+    path(
+        "prompts/<int:prompt_id>/versions/<int:number>/",
+        VersionByNumberApi.as_view(),
+        name="api-prompt-version-by-number",
+    ),
+]
