@@ -95,11 +95,19 @@ def test_values_must_be_text_without_nul(value):
     assert refused.value.variable == "design"
 
 
-def test_to_anthropic_and_to_openai_apply_the_same_refusals():
+def test_request_bodies_refuse_like_the_export():
+    """As the export: passed names must be declared, a declared placeholder needs a non-empty
+    value, and a placeholder the version does not declare is sent as written."""
     with pytest.raises(redline.VariableError):
         REVIEWER.to_anthropic(nope="x")
-    with pytest.raises(redline.VariableError):
-        version("{{x}}", "Hi", variables={}).to_openai()
+    with pytest.raises(redline.VariableError) as empty:
+        version("Write in a {{tone}} tone.", "Hi", variables={"tone": ""}).to_openai()
+    assert empty.value.variable == "tone"
+    literal = version("{{ghost}} and {{tone}}", "Hi", variables={"tone": "dry"})
+    assert literal.to_openai()["messages"][0]["content"] == "{{ghost}} and dry"
+    with pytest.raises(redline.VariableError) as strict:
+        literal.compile()
+    assert strict.value.variable == "ghost"
     with pytest.raises(ValueError, match="unknown api"):
         REVIEWER.request_body("gemini")  # type: ignore[arg-type]
 

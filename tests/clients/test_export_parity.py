@@ -21,8 +21,9 @@ from playground.services import label_move, prompt_create
 from tests.playground.exportkit.cases import case
 
 # The export cases a version can hold (the "nasty" one has a NUL, which content refuses), and
-# one whose every placeholder has a non-empty default, so that the export fills them all.
-CASES = ["plain", "conversation", "tools", "response-format", "big", "variables"]
+# one whose every placeholder has a non-empty default, so that the export fills them all, and
+# one with a placeholder it does not declare, which the export sends as written.
+CASES = ["plain", "conversation", "tools", "response-format", "big", "variables", "undeclared"]
 
 
 def _variables_case() -> dict:
@@ -44,7 +45,15 @@ def _variables_case() -> dict:
     return content
 
 
+def _undeclared_case() -> dict:
+    content = _variables_case()
+    content["system"] += " Sign as {{signature}}."
+    return content
+
+
 def _content(name: str) -> dict:
+    if name == "undeclared":
+        return _undeclared_case()
     return _variables_case() if name == "variables" else case(name)
 
 

@@ -121,9 +121,15 @@ class PromptVersion:
         `redline.VariableError` naming the variable for a name the version does not declare and
         for a placeholder left with no non-empty value — the rule Redline's runs apply.
         """
+        return self._compile(variables, declared_only=False)
+
+    def _compile(self, variables: Mapping[str, str], *, declared_only: bool) -> CompiledPrompt:
         content = self.content
         values = _template.values_resolve(
-            declared=content.variables, used=content.placeholders(), given=variables
+            declared=content.variables,
+            used=content.placeholders(),
+            given=variables,
+            declared_only=declared_only,
         )
         return CompiledPrompt(
             system=_template.fill(content.system, values),
@@ -136,9 +142,12 @@ class PromptVersion:
 
     def request_body(self, api: Api, /, **variables: str) -> dict[str, Any]:
         """The JSON body of the call to `api` ("anthropic" or "openai"): with no variables
-        passed, byte for byte what `GET /api/v1/versions/{id}/export/?api=…&format=json` sends.
+        passed, exactly what `GET /api/v1/versions/{id}/export/?api=…&format=json` answers.
+
+        Variables as in `compile`, except that — as in the export — a `{{name}}` the version
+        does not declare is sent as written (call `compile()` first to refuse those too).
         """
-        compiled = self.compile(**variables)
+        compiled = self._compile(variables, declared_only=True)
         if api == "anthropic":
             return _export.anthropic_body(self.content.as_dict(), compiled)
         if api == "openai":

@@ -7,7 +7,9 @@ a run of the version sends and what its export shows:
   whitespace, spelled out so it cannot drift);
 - filling is one pass: a value that itself contains `{{other}}` is not expanded again;
 - a name the version does not declare is refused; a value that is missing or empty falls back
-  to the version's default, and a placeholder left without a non-empty value is refused.
+  to the version's default, and a placeholder left without a non-empty value is refused — by
+  `compile`, as by a run. Request bodies follow the export, which sends a placeholder the
+  version does not declare literally (and still refuses a declared one left empty).
 """
 
 from __future__ import annotations
@@ -31,12 +33,18 @@ def placeholders(texts: Iterable[str]) -> list[str]:
 
 
 def values_resolve(
-    *, declared: Mapping[str, str], used: Iterable[str], given: Mapping[str, object]
+    *,
+    declared: Mapping[str, str],
+    used: Iterable[str],
+    given: Mapping[str, object],
+    declared_only: bool = False,
 ) -> dict[str, str]:
     """The values to fill with: the declared defaults, overridden by non-empty `given` values.
 
     Raises VariableError naming the variable: one the version does not declare, a value that is
-    not a string or holds NUL, or a placeholder that ends up with no non-empty value.
+    not a string or holds NUL, or a placeholder that ends up with no non-empty value (a run's
+    rule). `declared_only` is an export's rule: a placeholder the version does not declare is
+    left in the text, braces and all, and only declared ones need a value.
     """
     for name, value in given.items():
         if name not in declared:
@@ -53,6 +61,8 @@ def values_resolve(
             raise VariableError(f"variables.{name}: must not contain NUL.", variable=name)
     values = {**declared, **{name: str(value) for name, value in given.items() if value}}
     for name in used:
+        if declared_only and name not in declared:
+            continue
         if not values.get(name):
             state = "is empty" if name in values else "has no value"
             raise VariableError(
