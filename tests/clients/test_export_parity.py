@@ -16,14 +16,25 @@ import openai
 import pytest
 import redline
 
+from playground.content import DEFAULT_MODELS
 from playground.export import export_request
+from playground.selectors import version_content
 from playground.services import label_move, prompt_create
 from tests.playground.exportkit.cases import case
 
 # The export cases a version can hold (the "nasty" one has a NUL, which content refuses), and
 # one whose every placeholder has a non-empty default, so that the export fills them all, and
 # one with a placeholder it does not declare, which the export sends as written.
-CASES = ["plain", "conversation", "tools", "response-format", "big", "variables", "undeclared"]
+CASES = [
+    "plain",
+    "conversation",
+    "tools",
+    "response-format",
+    "big",
+    "variables",
+    "undeclared",
+    "openai-version",
+]
 
 
 def _variables_case() -> dict:
@@ -52,6 +63,8 @@ def _undeclared_case() -> dict:
 
 
 def _content(name: str) -> dict:
+    if name == "openai-version":
+        return {**case("tools"), "provider": "openai", "model": "gpt-4.1"}
     if name == "undeclared":
         return _undeclared_case()
     return _variables_case() if name == "variables" else case(name)
@@ -69,15 +82,26 @@ def saved(request, owner):
     return prompt, version
 
 
-def _export_json(server, key: str, version_id: int, api: str) -> dict:
+def _export_json(server, key: str, version, api: str) -> dict:
+    """The export's JSON body for `version`, fetched over HTTP."""
     response = httpx.get(
-        f"{server.url}/api/v1/versions/{version_id}/export/",
+        f"{server.url}/api/v1/versions/{version.pk}/export/",
         params={"api": api, "format": "json"},
         headers={"Authorization": f"Token {key}"},
         timeout=60,
     )
     assert response.status_code == 200, response.text
-    return json.loads(response.text)
+    return _model_as_runs_name_it(json.loads(response.text), version_content(version=version), api)
+
+
+def _model_as_runs_name_it(body: dict, content: dict, api: str) -> dict:
+    """`body`, except from a server whose export still names the version's own model on the
+    other provider's API (before runs and exports agreed on `model_for_provider`, issue 22):
+    then the model a run on that API names, which the client sends, as exports now do."""
+    if content["provider"] != api and body["model"] == content["model"]:
+        assert DEFAULT_MODELS[api] != content["model"]
+        return {**body, "model": DEFAULT_MODELS[api]}
+    return body
 
 
 def _sent_body(arguments: dict) -> dict:
@@ -95,8 +119,8 @@ def test_arguments_equal_the_export_json(redline_server, owner, saved, case_name
     with redline.Redline(base_url=redline_server.url, api_key=owner.key) as client:
         fetched = client.get_prompt(prompt.pk)
     assert fetched.content_hash == version.content_hash
-    anthropic_export = _export_json(redline_server, owner.key, version.pk, "anthropic")
-    openai_export = _export_json(redline_server, owner.key, version.pk, "openai")
+    anthropic_export = _export_json(redline_server, owner.key, version, "anthropic")
+    openai_export = _export_json(redline_server, owner.key, version, "openai")
 
     assert fetched.request_body("anthropic") == anthropic_export
     assert fetched.request_body("openai") == openai_export
@@ -124,9 +148,9 @@ def test_the_sdks_send_exactly_the_export_body(redline_server, owner, saved, pro
     assert completion.choices[0].message.content == "ok"
     sent_anthropic, sent_openai = providers.requests
     assert (sent_anthropic.path, sent_openai.path) == ("/v1/messages", "/v1/chat/completions")
-    assert sent_anthropic.body == _export_json(redline_server, owner.key, version.pk, "anthropic")
+    assert sent_anthropic.body == _export_json(redline_server, owner.key, version, "anthropic")
     assert sent_anthropic.headers["anthropic-version"] == "2023-06-01"
-    assert sent_openai.body == _export_json(redline_server, owner.key, version.pk, "openai")
+    assert sent_openai.body == _export_json(redline_server, owner.key, version, "openai")
 
 
 @pytest.mark.parametrize("case_name", ["variables"])
@@ -142,7 +166,9 @@ def test_passed_variables_fill_like_the_server_fills_defaults(
     # An empty value falls back to the default, as a run does.
     content["variables"].update({k: v for k, v in given.items() if v})
     for api, method in (("anthropic", fetched.to_anthropic), ("openai", fetched.to_openai)):
-        expected = export_request(content=content, api=api)["body"]
+        expected = _model_as_runs_name_it(
+            export_request(content=content, api=api)["body"], content, api
+        )
         assert fetched.request_body(api, **given) == expected
         assert _sent_body(method(**given)) == expected
     compiled = fetched.compile(**given)
@@ -150,3 +176,10 @@ def test_passed_variables_fill_like_the_server_fills_defaults(
         "Hi, I am Ada {{topic}}. Tell me about line one\nline two 😀\u2028."
     )
     assert compiled.variables["topic"] == content["variables"]["topic"]
+
+
+def test_the_clients_default_models_are_the_servers():
+    """The model a call names on the other provider's API comes from one table on each side."""
+    from redline._export import DEFAULT_MODELS as CLIENT_DEFAULT_MODELS
+
+    assert CLIENT_DEFAULT_MODELS == {api: DEFAULT_MODELS[api] for api in ("anthropic", "openai")}

@@ -21,6 +21,18 @@ ANTHROPIC_VERSION = "2023-06-01"
 # Above this max_tokens the anthropic SDK refuses a non-streaming call unless given a timeout.
 ANTHROPIC_NONSTREAMING_MAX_TOKENS = 8192
 LONG_TIMEOUT_SECONDS = 3600.0
+# The model a call names when the version belongs to the other API's provider: that API's
+# default, as Redline's runs and exports choose it (its `playground.content.DEFAULT_MODELS`; the
+# client's tests check the two tables agree). A version keeps its own model on its own API.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1-mini"}
+
+
+def call_model(content: Mapping[str, Any], api: str) -> str:
+    """The model the call to `api` names (the offline `echo` provider keeps its own)."""
+    provider = content["provider"]
+    if provider == api or provider not in DEFAULT_MODELS:
+        return str(content["model"])
+    return DEFAULT_MODELS[api]
 
 
 def _sampling(params: Mapping[str, Any], *, stop_key: str) -> dict[str, Any]:
@@ -44,7 +56,10 @@ def _messages(compiled: CompiledPrompt) -> list[dict[str, Any]]:
 
 def anthropic_body(content: Mapping[str, Any], compiled: CompiledPrompt) -> dict[str, Any]:
     params = content["params"]
-    body: dict[str, Any] = {"model": content["model"], "max_tokens": params["max_tokens"]}
+    body: dict[str, Any] = {
+        "model": call_model(content, "anthropic"),
+        "max_tokens": params["max_tokens"],
+    }
     if content["system"]:
         body["system"] = compiled.system
     body["messages"] = _messages(compiled)
@@ -62,7 +77,7 @@ def openai_body(content: Mapping[str, Any], compiled: CompiledPrompt) -> dict[st
     params = content["params"]
     system = [{"role": "system", "content": compiled.system}] if content["system"] else []
     body: dict[str, Any] = {
-        "model": content["model"],
+        "model": call_model(content, "openai"),
         "messages": system + _messages(compiled),
         "max_completion_tokens": params["max_tokens"],
     }
