@@ -9,6 +9,8 @@ protocols, which record the body each SDK sent.
 
 import copy
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import anthropic
 import httpx
@@ -94,7 +96,7 @@ def _export_json(server, key: str, version, api: str) -> dict:
     return _model_as_runs_name_it(json.loads(response.text), version_content(version=version), api)
 
 
-def _model_as_runs_name_it(body: dict, content: dict, api: str) -> dict:
+def _model_as_runs_name_it(body: dict, content: Mapping[str, Any], api: str) -> dict:
     """`body`, except from a server whose export still names the version's own model on the
     other provider's API (before runs and exports agreed on `model_for_provider`, issue 22):
     then the model a run on that API names, which the client sends, as exports now do."""
