@@ -10,10 +10,12 @@ PYTEST_ARGS ?=
 
 .PHONY: run test install migrate lint bench clean
 
-$(STAMP): pyproject.toml
+# The Python client (clients/python, package `redline`) is installed too: its tests run in the suite.
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from .api import export, prompts, runs, sharing, texts, uploads
 
@@ -32,6 +32,8 @@ urlpatterns = [
         prompts.PromptVersionListCreateApi.as_view(),
         name="api-prompt-versions",
     ),
+    # `prompts/<id>/versions/<number>/`: a version by its number (the module says why).
+    path("", include("playground.api.numbers")),
     path(
         "prompts/<int:prompt_id>/labels/", prompts.LabelListCreateApi.as_view(), name="api-labels"
     ),

@@ -171,6 +171,20 @@ def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
     )
 
 
+def version_id_by_number_for_user(*, user: User, prompt_id: Any, number: Any) -> int:
+    """The id of version `number` (1, 2, 3… in save order) of prompt `prompt_id`, if `user` may
+    read the prompt; NotFound for an unknown prompt or number and for "not yours" alike."""
+    prompt = prompt_get_for_user(user=user, prompt_id=prompt_id)
+    version_id = (
+        PromptVersion.objects.filter(prompt=prompt, number=object_id_parse(number))
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if version_id is None:
+        raise NotFound
+    return version_id
+
+
 def version_tree(*, prompt: Prompt) -> QuerySet[PromptVersion]:
     """All versions of a prompt in save order, with authors, in one query (no texts)."""
     return (
