@@ -261,7 +261,7 @@ MARKED_STATUSES = ("moved", "fuzzy", "orphaned")
 
 
 def diff_rows_view(
-    diff: RevisionDiff, annotations: dict[int, Annotation], *, new_revision_id: int
+    diff: RevisionDiff, annotations: dict[int, Annotation], *, new_revision_number: int
 ) -> list[RowView | FoldView]:
     """The diff's rows for the page: unchanged runs folded (one paragraph of context), each
     marked annotation with its badge."""
@@ -279,7 +279,7 @@ def diff_rows_view(
             severity=annotation.severity,
             excerpt=annotation.body[:120],
             reviewer=annotation.review.reviewer.get_username(),
-            url=f"{url}?rev={new_revision_id}#ann-{marker.annotation_id}",
+            url=f"{url}?r={new_revision_number}#ann-{marker.annotation_id}",
         )
 
     def view(row: Row) -> RowView:
@@ -350,8 +350,8 @@ def inbox_item_view(item: InboxItem) -> InboxItemView:
 def inbox_target_url(item: InboxItem) -> str:
     """Where an inbox item leads: the review, at the annotation or reply it is about."""
     url = reverse("reviews:review", args=[item.review_id])
-    if item.kind == InboxItem.Kind.ORPHANED and item.revision_id:
-        return f"{url}?rev={item.revision_id}#ann-{item.annotation_id}"
+    if item.kind == InboxItem.Kind.ORPHANED and item.revision is not None:
+        return f"{url}?r={item.revision.number}#ann-{item.annotation_id}"
     if item.kind == InboxItem.Kind.REPLY and item.reply_id:
         return f"{url}#reply-{item.reply_id}"
     return url

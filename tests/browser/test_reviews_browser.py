@@ -234,7 +234,7 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     # 8. The reviewer comes back and switches the review page to r2: the highlight followed.
     page.reload()
     page.get_by_role("link", name="r2", exact=True).click()
-    page.wait_for_url(f"**/reviews/r/{review.pk}/?rev={r2.pk}")
+    page.wait_for_url(f"**/reviews/r/{review.pk}/?r={r2.number}")
     item = page.locator(f"#ann-{kv.pk}")
     assert item.get_attribute("data-anchor-status") == "moved"
     assert "r1 exact → r2 moved" in item.locator(".ann-trail").inner_text()
@@ -290,7 +290,7 @@ def test_an_orphan_is_listed_and_reattached_by_hand(new_page, artifacts_dir):
 
     page = new_page()
     login(page, "bob")
-    page.goto(f"/reviews/r/{review.pk}/?rev={r2.pk}")
+    page.goto(f"/reviews/r/{review.pk}/?r={r2.number}")
     panel = page.locator(".orphans-panel")
     assert "Rollback flips" in panel.inner_text()
     assert "A flag flip" in panel.inner_text()

@@ -327,7 +327,7 @@ def test_the_answer_key_never_leaks_before_submit(practice_doc):
         "schema": api.get("/api/schema/"),
         "doc page": client.get(f"/reviews/d/{practice_doc.pk}/"),
         "review page": client.get(f"/reviews/r/{review.pk}/"),
-        "review page source": client.get(f"/reviews/r/{review.pk}/?rev={revision.pk}"),
+        "review page source": client.get(f"/reviews/r/{review.pk}/?r={revision.number}"),
         "debrief page": client.get(f"/reviews/r/{review.pk}/debrief/"),
         "progress page": client.get("/reviews/practice/"),
         "desk": client.get("/reviews/"),
