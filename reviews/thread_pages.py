@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 
 from common.auth import Viewer
 from common.textdiff import Fold, fold_unchanged
@@ -318,9 +319,26 @@ class InboxItemView:
     kind: str
     text: str
     doc_title: str
-    excerpt: str
+    excerpt: str  # the Markdown source, cut to INBOX_EXCERPT_CHARS
     created_at: datetime
     unread: bool
+
+    @property
+    def excerpt_html(self) -> SafeString:
+        """The excerpt rendered and sanitised like a reply (markdown-it-py + nh3)."""
+        return mark_safe(comment_render(text=self.excerpt))  # noqa: S308 (sanitised by nh3)
+
+
+INBOX_EXCERPT_CHARS = 240
+
+
+def _excerpt(text: str) -> str:
+    """The start of a comment, cut at a word boundary with an ellipsis when it is longer."""
+    if len(text) <= INBOX_EXCERPT_CHARS:
+        return text
+    cut = text[:INBOX_EXCERPT_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > INBOX_EXCERPT_CHARS // 2 else cut).rstrip() + "…"
 
 
 def inbox_item_view(item: InboxItem) -> InboxItemView:
@@ -331,11 +349,11 @@ def inbox_item_view(item: InboxItem) -> InboxItemView:
     elif item.kind == InboxItem.Kind.REPLY:
         yours = item.annotation is not None and item.annotation.author_id == item.recipient_id
         text = f"{actor} replied to {'your annotation' if yours else 'a thread you are in'}"
-        excerpt = item.reply.body[:160] if item.reply is not None else ""
+        excerpt = _excerpt(item.reply.body) if item.reply is not None else ""
     else:
         number = f"r{item.revision.number}" if item.revision is not None else "a new revision"
         text = f"Your annotation was orphaned by {number}"
-        excerpt = item.annotation.body[:160] if item.annotation is not None else ""
+        excerpt = _excerpt(item.annotation.body) if item.annotation is not None else ""
     return InboxItemView(
         id=item.pk,
         kind=item.kind,
