@@ -32,7 +32,9 @@ PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 860}
 WIDTHS = {"375": PHONE, "1280": DESKTOP}
 KV = "Each decode replica holds a 40 GB paged KV cache"
-ROLLBACK = "Rollback flips\nthe flag back to the legacy proxy; in-flight streams finish on the gateway."
+ROLLBACK = (
+    "Rollback flips\nthe flag back to the legacy proxy; in-flight streams finish on the gateway."
+)
 # A long unbroken line and a wide table: what made the document pages 868 px wide on a phone.
 WIDE = (
     "\n\n| region | replicas | GPUs | KV cache per replica | p99 target | rollout wave |\n"
@@ -197,3 +199,188 @@ def test_no_desk_or_question_page_scrolls_sideways_and_axe_is_clean(
     assert not too_wide, "\n".join(f"{k}: {v}" for k, v in too_wide.items())
     report = [f"{name}: {v}" for name, violations in found.items() for v in violations]
     assert report == [], "\n".join(report)
+
+
+LATE = "Tenant keys are hashed at rest and compared in constant time"
+
+
+def drag_select(page, root: str, needle: str) -> None:
+    """Select `needle` in `root` with the mouse, as a reader would: press at its first
+    character, drag to its last, release."""
+    page.evaluate(
+        """([rootSelector, needle]) => {
+            const root = document.querySelector(rootSelector);
+            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+            let node;
+            while ((node = walker.nextNode())) {
+                const at = node.data.indexOf(needle);
+                if (at !== -1) {
+                    node.parentElement.scrollIntoView({block: "center"});
+                    return;
+                }
+            }
+            throw new Error("not shown: " + needle);
+        }""",
+        [root, needle],
+    )
+    box = page.evaluate(
+        """([rootSelector, needle]) => {
+            const root = document.querySelector(rootSelector);
+            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+            let node;
+            while ((node = walker.nextNode())) {
+                const at = node.data.indexOf(needle);
+                if (at === -1) continue;
+                const range = document.createRange();
+                range.setStart(node, at);
+                range.setEnd(node, at + needle.length);
+                const rects = Array.from(range.getClientRects());
+                const first = rects[0], last = rects[rects.length - 1];
+                return {x1: first.left + 1, y1: first.top + first.height / 2,
+                        x2: last.right - 1, y2: last.top + last.height / 2};
+            }
+            return null;
+        }""",
+        [root, needle],
+    )
+    page.mouse.move(box["x1"], box["y1"])
+    page.mouse.down()
+    page.mouse.move((box["x1"] + box["x2"]) / 2, (box["y1"] + box["y2"]) / 2, steps=4)
+    page.mouse.move(box["x2"], box["y2"], steps=4)
+    page.mouse.up()
+
+
+def rect(page, selector: str) -> dict[str, float]:
+    return page.evaluate(
+        "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }",
+        selector,
+    )
+
+
+def selection_rect(page) -> dict[str, float]:
+    return page.evaluate(
+        "() => { const r = window.getSelection().getRangeAt(0).getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }"
+    )
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_the_comment_form_opens_next_to_the_selection(browser, live_server, artifacts_dir, width):
+    built = desk()
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "ada")
+        page.goto(f"/reviews/r/{built['draft'].pk}/")
+        drag_select(page, "#doc-rendered", LATE)
+        form = page.locator("#annotate-form")
+        page.wait_for_selector("#annotate-form.annotate-floating")
+        assert LATE in page.locator("#selection-preview").inner_text()
+        viewport = WIDTHS[width]
+        box = rect(page, "#annotate-form")
+        chosen = selection_rect(page)
+        # The form is on screen, where the reader is (it used to be ~1,100 px above).
+        assert 0 <= box["top"] < viewport["height"], box
+        if width == "1280":
+            assert "annotate-popover" in form.get_attribute("class")
+            # Beside the passage, level with it, not over the document's text.
+            assert abs(box["top"] - chosen["top"]) < 40, (box, chosen)
+            assert box["left"] >= rect(page, ".doc-panel")["right"], box
+        else:
+            assert "annotate-sheet" in form.get_attribute("class")
+            assert abs(box["bottom"] - viewport["height"]) < 2, box  # a sheet along the bottom
+            assert chosen["bottom"] <= box["top"], (chosen, box)  # the passage stays in view
+            assert box["left"] == 0 and box["right"] == viewport["width"]
+        page.screenshot(path=artifacts_dir / f"{width}-form-beside-selection.png")
+
+        form.get_by_label("Area").select_option(label="Security")
+        form.get_by_label("Comment").fill("Constant-time compare: say which library does it.")
+        with page.expect_event("load"):
+            form.get_by_role("button", name="Add annotation").click()
+        annotation = Annotation.objects.get(review=built["draft"])
+        assert annotation.exact == LATE
+        assert annotation.area == "security"
+        page.screenshot(path=artifacts_dir / f"{width}-after-adding.png")
+
+        # Close (or Escape) puts the form back at the top of the margin.
+        drag_select(page, "#doc-rendered", "Should prefix sharing cross tenant boundaries")
+        page.wait_for_selector("#annotate-form.annotate-floating")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#annotate-form:not(.annotate-floating)")
+        assert page.locator("#annotate-away").is_hidden()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_the_practice_clock_covers_neither_annotate_nor_the_checklist(
+    browser, live_server, artifacts_dir, width
+):
+    built = desk()
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "ada")
+        page.goto(f"/reviews/r/{built['timed'].pk}/")
+        page.wait_for_selector("#practice-timer")
+        for target in ("#annotate-title", "#checklist-title"):
+            # Scrolled to (a link, the keyboard, scrollIntoView) and scrolled a little past.
+            page.evaluate("(s) => document.querySelector(s).scrollIntoView()", target)
+            timer = rect(page, "#practice-timer")
+            heading = rect(page, target)
+            assert -1 <= timer["top"] < 20, timer  # the clock is still on screen, at the top
+            assert heading["top"] >= timer["bottom"], (target, timer, heading)
+            page.screenshot(path=artifacts_dir / f"{width}-clock-and-{target[1:]}.png")
+        # Tabbing into the checklist keeps the focused control clear of the clock.
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.locator("#checklist-panel select").first.focus()
+        focused = page.evaluate(
+            "() => { const r = document.activeElement.getBoundingClientRect();"
+            " return {top: r.top, bottom: r.bottom}; }"
+        )
+        assert focused["top"] >= rect(page, "#practice-timer")["bottom"], focused
+        assert re.search(r"\d+:\d\d", page.locator("[data-timer-elapsed]").inner_text())
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_submitting_a_review_asks_first(browser, live_server, artifacts_dir, width):
+    built = desk()
+    draft = built["draft"]
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "ada")
+        page.goto(f"/reviews/r/{draft.pk}/")
+        page.get_by_role("button", name="Submit review").click()
+        dialog = page.get_by_role("dialog", name="Submit this review?")
+        dialog.wait_for()
+        text = dialog.inner_text()
+        assert "0 annotations, 0 risks." in text
+        assert "Checklist: 8 areas not assessed." in text
+        assert "Verdict: Comment." in text
+        assert "No summary." in text
+        page.screenshot(path=artifacts_dir / f"{width}-submit-confirm.png")
+        # "Keep editing" sends nothing and returns to the button.
+        dialog.get_by_role("button", name="Keep editing").click()
+        assert dialog.is_hidden()
+        draft.refresh_from_db()
+        assert draft.status == Review.Status.DRAFT
+        assert page.evaluate("() => document.activeElement.id") == "submit-review"
+        # Escape is "keep editing" too.
+        page.get_by_role("button", name="Submit review").click()
+        dialog.wait_for()
+        page.keyboard.press("Escape")
+        assert dialog.is_hidden()
+        draft.refresh_from_db()
+        assert draft.status == Review.Status.DRAFT
+        # Confirmed: sent.
+        page.get_by_label("Summary (optional)").fill("Ship it after the rollback plan.")
+        page.get_by_role("button", name="Submit review").click()
+        assert "No summary." not in dialog.inner_text()
+        with page.expect_event("load"):
+            dialog.get_by_role("button", name="Yes, submit").click()
+        page.wait_for_selector("#review-status:has-text('Submitted')")
+        draft.refresh_from_db()
+        assert draft.status == Review.Status.SUBMITTED
+    finally:
+        context.close()

@@ -34,6 +34,8 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     assert verdicts.get_by_label("Comment").is_checked()  # the default
     verdicts.get_by_label("Request changes").check()
     reviewer.get_by_role("button", name="Submit review").click()
+    # Submitting asks first (issue #23): confirm in the dialog.
+    reviewer.get_by_role("dialog").get_by_role("button", name="Yes, submit").click()
     reviewer.wait_for_selector(".verdict-request-changes")
     assert reviewer.locator(".page-head .verdict").inner_text() == "Changes requested"
     assert Review.objects.get(pk=review.pk).verdict == "request-changes"

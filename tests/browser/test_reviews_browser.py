@@ -200,6 +200,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     # 6. Submit.
     page.get_by_label("Summary (optional)").fill("Fix reconnects before launch.")
     page.get_by_role("button", name="Submit review").click()
+    # Submitting asks first (issue #23): confirm in the dialog.
+    page.get_by_role("dialog").get_by_role("button", name="Yes, submit").click()
     page.wait_for_selector("#review-status:has-text('Submitted')")
     review.refresh_from_db()
     assert review.status == "submitted"
