@@ -308,3 +308,13 @@ def comment_render(*, text: str) -> str:
         link_rel="noopener noreferrer nofollow",
         url_schemes={"http", "https", "mailto"},
     )
+
+
+def comment_preview_render(*, text: str) -> str:
+    """A comment's excerpt for a list (the inbox): rendered like a reply, with links shown as
+    their text, so the item's own link is the only one to follow."""
+    return nh3.clean(
+        comment_render(text=text),
+        tags=COMMENT_TAGS - {"a"},
+        attributes={"code": {"class"}, "ol": {"start"}},
+    )

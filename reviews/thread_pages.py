@@ -20,7 +20,7 @@ from .models import (
     InboxItem,
     Reply,
 )
-from .rendering import comment_render
+from .rendering import comment_preview_render, comment_render
 from .revision_diff import AnchorPair, Marker, RevisionDiff, Row, marked_segments
 from .selectors import DocReviewRow, doc_review_rows, open_issue_list
 
@@ -326,7 +326,7 @@ class InboxItemView:
     @property
     def excerpt_html(self) -> SafeString:
         """The excerpt rendered and sanitised like a reply (markdown-it-py + nh3)."""
-        return mark_safe(comment_render(text=self.excerpt))  # noqa: S308 (sanitised by nh3)
+        return mark_safe(comment_preview_render(text=self.excerpt))  # noqa: S308 (nh3)
 
 
 INBOX_EXCERPT_CHARS = 240

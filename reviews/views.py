@@ -80,14 +80,10 @@ def _revision_or_default(revisions: list[DocRevision], wanted: Any) -> DocRevisi
     return found
 
 
-def _legacy_revision_redirect(
-    request: HttpRequest, revisions: list[DocRevision]
-) -> HttpResponse | None:
+def _legacy_revision_redirect(request: HttpRequest, revisions: list[DocRevision]) -> HttpResponse:
     """Old links named a revision by its id (`?rev=<id>`): send them to `?r=<number>` with the
     rest of the query kept (404 for an id that is not one of the document's revisions)."""
-    legacy = request.GET.get("rev")
-    if legacy is None:
-        return None
+    legacy = request.GET["rev"]
     found = next((r for r in revisions if str(r.pk) == legacy), None)
     if found is None:
         raise NotFound
@@ -164,10 +160,6 @@ def _doc_page(
     status: int = 200,
 ) -> HttpResponse:
     revisions = list(revision_list(doc=doc))
-    if viewed is None:
-        legacy = _legacy_revision_redirect(request, revisions)
-        if legacy is not None:
-            return legacy
     viewed = viewed or _revision_or_default(revisions, request.GET.get("r"))
     text = revision_text(revision=viewed)
     latest = revisions[-1]
@@ -201,7 +193,10 @@ def _doc_page(
 
 @login_required
 def doc_detail_view(request: HttpRequest, doc_id: int) -> HttpResponse:
-    return _doc_page(request, _doc_or_404(request, doc_id))
+    doc = _doc_or_404(request, doc_id)
+    if "rev" in request.GET:
+        return _legacy_revision_redirect(request, list(revision_list(doc=doc)))
+    return _doc_page(request, doc)
 
 
 @login_required
@@ -297,9 +292,8 @@ def _card_context(review: Review, viewed: DocRevision, user_id: int) -> dict[str
 
 def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     revisions = list(revision_list(doc=review.revision.doc))
-    legacy = _legacy_revision_redirect(request, revisions)
-    if legacy is not None:
-        return legacy
+    if "rev" in request.GET:
+        return _legacy_revision_redirect(request, revisions)
     wanted = request.GET.get("r")
     viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
     user_id = request_actor(request).pk
