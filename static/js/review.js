@@ -189,10 +189,13 @@
   let pointerDown = false;
   const layout = app;
   const margin = app.querySelector(".margin");
-  const away = document.getElementById("annotate-away");
-  const closeButton = document.getElementById("annotate-close");
   const oneColumn = window.matchMedia("(max-width: 960px)");
-  const annotateForm = document.getElementById("annotate-form");
+  // What opens beside a selection: the comment form on the reviewed revision; on a later one,
+  // the orphans list when it has "Re-attach to selection" buttons for this reader.
+  const annotateForm = document.getElementById("annotate-form")
+    || (reattachButtons.length ? document.querySelector(".orphans-panel") : null);
+  const away = annotateForm && document.getElementById(annotateForm.dataset.floatAway);
+  const closeButton = annotateForm && annotateForm.querySelector("[data-float-close]");
 
   document.addEventListener("pointerdown", function (event) {
     pointerDown = !(annotateForm && annotateForm.contains(event.target));
@@ -210,9 +213,11 @@
     ["top", "left", "width"].forEach(function (property) { annotateForm.style[property] = ""; });
     if (away) away.hidden = true;
     if (closeButton) closeButton.hidden = true;
-    if (restoreFocus) annotateForm.querySelector("#ann-body").focus();
+    if (restoreFocus) {
+      const first = annotateForm.querySelector("textarea, button:not([hidden]):not(:disabled)");
+      if (first) first.focus();
+    }
   }
-
   function formOpenNear(range) {
     if (!annotateForm || !margin) return;
     const box = range.getBoundingClientRect();

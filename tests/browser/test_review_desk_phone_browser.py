@@ -384,3 +384,49 @@ def test_submitting_a_review_asks_first(browser, live_server, artifacts_dir, wid
         assert draft.status == Review.Status.SUBMITTED
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_an_orphan_is_reattached_from_the_document_page_by_selecting_its_passage(
+    browser, live_server, artifacts_dir, width
+):
+    built = desk()
+    orphan, r2 = built["orphan"], built["r2"]
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "ada")  # the document's author
+        page.goto(f"/reviews/d/{built['doc'].pk}/")
+        issue = page.locator(f"#issue-{orphan.pk}")
+        assert "orphaned in r2" in issue.inner_text()
+        link = issue.get_by_role("link", name="re-attach it to a passage of r2")
+        link.scroll_into_view_if_needed()
+        issue.screenshot(path=artifacts_dir / f"{width}-orphaned-issue.png")
+        link.click()
+        page.wait_for_url(f"**/reviews/r/{built['submitted'].pk}/?r=2#orphans-title")
+        panel = page.locator(".orphans-panel")
+        button = panel.get_by_role("button", name="Re-attach to selection")
+        assert button.is_disabled()
+
+        new_passage = "To undo a region we move its DNS record back."
+        drag_select(page, "#doc-rendered", new_passage)
+        page.wait_for_selector(".orphans-panel.annotate-floating")
+        assert button.is_enabled()
+        box, chosen = rect(page, ".orphans-panel"), selection_rect(page)
+        assert 0 <= box["top"] < WIDTHS[width]["height"], box  # beside the reader, on screen
+        if width == "375":
+            assert chosen["bottom"] <= box["top"], (chosen, box)
+        page.screenshot(path=artifacts_dir / f"{width}-reattach-beside-selection.png")
+        with page.expect_event("load"):
+            button.click()
+        anchor = AnnotationAnchor.objects.get(annotation=orphan, revision=r2)
+        assert (anchor.status, anchor.manual) == ("moved", True)
+        body = revision_text(revision=r2)
+        assert body[anchor.start : anchor.end] in (new_passage, new_passage.rstrip("."))
+        card = page.locator(f"#ann-{orphan.pk}")
+        card.wait_for()
+        assert "re-attached by hand" in card.locator(".anchor-status").inner_text()
+        assert "r2 moved (by hand)" in card.locator(".ann-trail").inner_text()
+        card.scroll_into_view_if_needed()
+        page.screenshot(path=artifacts_dir / f"{width}-reattached-card.png")
+    finally:
+        context.close()
