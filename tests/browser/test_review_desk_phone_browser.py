@@ -430,3 +430,91 @@ def test_an_orphan_is_reattached_from_the_document_page_by_selecting_its_passage
         page.screenshot(path=artifacts_dir / f"{width}-reattached-card.png")
     finally:
         context.close()
+
+
+def test_times_are_shown_in_the_readers_zone_and_urls_name_revision_numbers(
+    browser, live_server, artifacts_dir
+):
+    """Reviews, inbox, scorecard and progress in New York: every <time> is rewritten into the
+    reader's zone, named, with a tooltip that labels the local time and the UTC time each with
+    its own zone; revision links say ?r=<number>, and an old ?rev=<id> link still lands."""
+    built = desk()
+    context, page = context_page(browser, live_server, PHONE, timezone_id="America/New_York")
+    try:
+        login(page, "bob")
+        for path in (
+            "/reviews/inbox/",
+            f"/reviews/r/{built['submitted'].pk}/?r=2",
+            "/reviews/",
+            "/reviews/practice/",
+            f"/reviews/r/{built['mock'].pk}/debrief/",
+        ):
+            page.goto(path)
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('time[data-local]'))"
+                ".every((t) => t.dataset.localised)"
+            )
+            times = page.locator("time[data-local]")
+            assert times.count() >= 1, path
+            for index in range(times.count()):
+                shown, title = (
+                    times.nth(index).inner_text(),
+                    times.nth(index).get_attribute("title"),
+                )
+                if times.nth(index).get_attribute("data-local") != "date":  # a day has no zone
+                    assert re.search(r"EST|EDT|GMT-[45]", shown), (path, shown)
+                assert "(America/New_York)" in title and "UTC" in title, (path, title)
+                assert not title.startswith(times.nth(index).get_attribute("datetime")), title
+        page.goto("/reviews/inbox/")
+        page.wait_for_function("() => document.querySelector('time[data-local]').dataset.localised")
+        excerpt = page.locator('.inbox-item[data-kind="reply"] .inbox-excerpt')
+        assert excerpt.locator("strong").inner_text() == "Good catch"
+        assert "**" not in excerpt.inner_text()
+        page.screenshot(path=artifacts_dir / "375-inbox-new-york.png", full_page=True)
+
+        # Revision links name numbers; an old link by id is sent to the number.
+        page.goto(f"/reviews/r/{built['submitted'].pk}/")
+        link = page.get_by_role("navigation", name="Revisions").get_by_role("link", name="r2")
+        assert link.get_attribute("href") == "?r=2"
+        link.click()
+        page.wait_for_url(f"**/reviews/r/{built['submitted'].pk}/?r=2")
+        assert "Orphans in r2" in page.locator(".orphans-panel").inner_text()
+        page.goto(f"/reviews/d/{built['doc'].pk}/?rev={built['r2'].pk}")
+        assert page.url.endswith(f"/reviews/d/{built['doc'].pk}/?r=2")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_scorecard_partial_credit_and_storage_results_on_screen(
+    browser, live_server, artifacts_dir, width
+):
+    built = desk()
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "bob")
+        page.goto(f"/reviews/r/{built['mock'].pk}/debrief/")
+        assert "+ 1 under another area" in page.locator("#score-found").inner_text()
+        item = page.locator('#partial-list [data-item="capacity-shortfall"]')
+        assert "Found, but filed under Observability" in item.inner_text()
+        assert "Half credit." in item.inner_text()
+        item.scroll_into_view_if_needed()
+        page.screenshot(path=artifacts_dir / f"{width}-debrief-partial.png")
+
+        page.goto("/questions/data-platform/")
+        raw = page.locator('[data-figure="raw_bytes_per_day"]')
+        assert "Raw per day (before compression)" in raw.inner_text()
+        assert "8.64 TB" in raw.inner_text()
+        raw.scroll_into_view_if_needed()
+        page.screenshot(path=artifacts_dir / f"{width}-storage-results.png")
+        page.goto("/questions/llm-inference-api/")
+        caption = page.locator(".estimate-plot svg desc").text_content()
+        assert not re.search(r"\d\.\d{4,}", caption), caption
+        page.get_by_role("textbox", name="Flush timeout").fill("22.2222222")
+        page.wait_for_function(
+            "() => document.querySelector('.estimate-plot svg desc').textContent.includes('22.2 ms')"
+        )
+        assert "22.2222" not in page.locator(".estimator").inner_text()
+        page.locator(".estimator").screenshot(path=artifacts_dir / f"{width}-batching.png")
+    finally:
+        context.close()
