@@ -62,8 +62,9 @@ class ScorecardSerializer(serializers.Serializer):
     doc = serializers.IntegerField()
     items = ScorecardItemSerializer(many=True)
     found = serializers.IntegerField(help_text="Items found in their own area.")
-    partial = serializers.IntegerField(help_text="Items found only under another area.")
-    credit = serializers.FloatField(help_text="found + 0.5 × partial.")
+    # Not `partial`: that is a serializer's own attribute.
+    found_elsewhere = serializers.IntegerField(help_text="Items found only under another area.")
+    credit = serializers.FloatField(help_text="found + 0.5 × found_elsewhere.")
     total = serializers.IntegerField()
     score = serializers.FloatField(help_text="credit / total, 0–1.")
     led_with_worst = serializers.BooleanField()
@@ -103,7 +104,7 @@ def scorecard_data(page: ScorecardPage) -> dict[str, Any]:
             for item in card.items
         ],
         "found": card.found,
-        "partial": card.partial,
+        "found_elsewhere": card.partial,
         "credit": card.credit,
         "total": card.total,
         "score": round(card.score, 3),

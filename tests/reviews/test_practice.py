@@ -259,7 +259,7 @@ def test_the_planted_passage_filed_under_another_area_is_named_with_half_credit(
     assert item["misfiled_annotations"] == [misfiled.pk]
     assert item["misfiled_areas"] == ["observability"]
     assert item["credit"] == 0.5
-    assert (body["found"], body["partial"], body["credit"]) == (0, 1, 0.5)
+    assert (body["found"], body["found_elsewhere"], body["credit"]) == (0, 1, 0.5)
     assert body["score"] == round(0.5 / body["total"], 3)
 
     html = client_for(user).get(f"/reviews/r/{review.pk}/debrief/").content.decode()
