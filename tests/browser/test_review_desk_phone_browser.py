@@ -360,6 +360,10 @@ def test_submitting_a_review_asks_first(browser, live_server, artifacts_dir, wid
         assert "Verdict: Comment." in text
         assert "No summary." in text
         page.screenshot(path=artifacts_dir / f"{width}-submit-confirm.png")
+        page.keyboard.press("Escape")
+        page.locator("#checklist-panel").screenshot(path=artifacts_dir / f"{width}-checklist.png")
+        page.get_by_role("button", name="Submit review").click()
+        dialog.wait_for()
         # "Keep editing" sends nothing and returns to the button.
         dialog.get_by_role("button", name="Keep editing").click()
         assert dialog.is_hidden()
