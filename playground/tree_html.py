@@ -15,6 +15,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from common.times import time_html
+
 from .selectors import TreeVersion
 from .tree import Gap, Layout, Node
 
@@ -80,7 +82,7 @@ def _row(node: Node, selected_id: int, compare_from: int) -> str:
         f"{escape(_clip(version.message or '(no message)', 60))}</a>{parent}{labels}"
         f'<span class="tree-meta muted" title="{escape(author)}, {at:%Y-%m-%d %H:%M} UTC">'
         f"{escape(_clip(author, 10))} · "
-        f'<time datetime="{at.isoformat()}" data-local="time">{at:%H:%M} UTC</time></span></li>\n'
+        f"{time_html(at, 'time')}</span></li>\n"
     )
 
 

@@ -37,6 +37,7 @@ ALLOWED_TAGS = {
     "br",
     "code",
     "del",
+    "div",
     "em",
     "h1",
     "h2",
@@ -67,6 +68,10 @@ ALLOWED_ATTRIBUTES = {
     "img": {"src", "alt", "title"},
     "code": {"class"},
     "ol": {"start"},
+    # Wide tables and long code lines scroll inside the page, never the page: their scrolling
+    # box is focusable (keyboard users can scroll it) and a table's box is a named region.
+    "div": {"class", "tabindex", "role", "aria-label"},
+    "pre": {"tabindex"},
     "th": {"style"},
     "td": {"style"},
     "span": {"data-s", "data-l"},
@@ -168,7 +173,20 @@ def _code_block_rule(self: Any, tokens: list[Token], idx: int, options: Any, env
     token = tokens[idx]
     language = token.info.strip().split()[0] if token.info.strip() else ""
     attrs = f' class="language-{html.escape(language)}"' if language else ""
-    return f"<pre><code{attrs}>{_text_rule(self, tokens, idx, options, env)}</code></pre>\n"
+    body = _text_rule(self, tokens, idx, options, env)
+    return f'<pre tabindex="0"><code{attrs}>{body}</code></pre>\n'
+
+
+def _table_open_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    """A table in a box that scrolls sideways on a narrow screen (not the page)."""
+    env["tables"] = env.get("tables", 0) + 1
+    label = f"Table {env['tables']}"
+    box = f'<div class="table-scroll" tabindex="0" role="region" aria-label="{label}">'
+    return box + self.renderToken(tokens, idx, options, env)
+
+
+def _table_close_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    return self.renderToken(tokens, idx, options, env) + "</div>"
 
 
 def _image_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
@@ -207,6 +225,8 @@ def _markdown() -> MarkdownIt:
     md.add_render_rule("fence", _code_block_rule)
     md.add_render_rule("heading_open", _heading_open_rule)
     md.add_render_rule("image", _image_rule)
+    md.add_render_rule("table_open", _table_open_rule)
+    md.add_render_rule("table_close", _table_close_rule)
     return md
 
 
@@ -287,4 +307,14 @@ def comment_render(*, text: str) -> str:
         attributes={"a": {"href", "title"}, "code": {"class"}, "ol": {"start"}},
         link_rel="noopener noreferrer nofollow",
         url_schemes={"http", "https", "mailto"},
+    )
+
+
+def comment_preview_render(*, text: str) -> str:
+    """A comment's excerpt for a list (the inbox): rendered like a reply, with links shown as
+    their text, so the item's own link is the only one to follow."""
+    return nh3.clean(
+        comment_render(text=text),
+        tags=COMMENT_TAGS - {"a"},
+        attributes={"code": {"class"}, "ol": {"start"}},
     )

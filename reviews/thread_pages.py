@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 
 from common.auth import Viewer
 from common.textdiff import Fold, fold_unchanged
@@ -19,7 +20,7 @@ from .models import (
     InboxItem,
     Reply,
 )
-from .rendering import comment_render
+from .rendering import comment_preview_render, comment_render
 from .revision_diff import AnchorPair, Marker, RevisionDiff, Row, marked_segments
 from .selectors import DocReviewRow, doc_review_rows, open_issue_list
 
@@ -261,7 +262,7 @@ MARKED_STATUSES = ("moved", "fuzzy", "orphaned")
 
 
 def diff_rows_view(
-    diff: RevisionDiff, annotations: dict[int, Annotation], *, new_revision_id: int
+    diff: RevisionDiff, annotations: dict[int, Annotation], *, new_revision_number: int
 ) -> list[RowView | FoldView]:
     """The diff's rows for the page: unchanged runs folded (one paragraph of context), each
     marked annotation with its badge."""
@@ -279,7 +280,7 @@ def diff_rows_view(
             severity=annotation.severity,
             excerpt=annotation.body[:120],
             reviewer=annotation.review.reviewer.get_username(),
-            url=f"{url}?rev={new_revision_id}#ann-{marker.annotation_id}",
+            url=f"{url}?r={new_revision_number}#ann-{marker.annotation_id}",
         )
 
     def view(row: Row) -> RowView:
@@ -318,9 +319,26 @@ class InboxItemView:
     kind: str
     text: str
     doc_title: str
-    excerpt: str
+    excerpt: str  # the Markdown source, cut to INBOX_EXCERPT_CHARS
     created_at: datetime
     unread: bool
+
+    @property
+    def excerpt_html(self) -> SafeString:
+        """The excerpt rendered and sanitised like a reply (markdown-it-py + nh3)."""
+        return mark_safe(comment_preview_render(text=self.excerpt))  # noqa: S308 (nh3)
+
+
+INBOX_EXCERPT_CHARS = 240
+
+
+def _excerpt(text: str) -> str:
+    """The start of a comment, cut at a word boundary with an ellipsis when it is longer."""
+    if len(text) <= INBOX_EXCERPT_CHARS:
+        return text
+    cut = text[:INBOX_EXCERPT_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > INBOX_EXCERPT_CHARS // 2 else cut).rstrip() + "…"
 
 
 def inbox_item_view(item: InboxItem) -> InboxItemView:
@@ -331,11 +349,11 @@ def inbox_item_view(item: InboxItem) -> InboxItemView:
     elif item.kind == InboxItem.Kind.REPLY:
         yours = item.annotation is not None and item.annotation.author_id == item.recipient_id
         text = f"{actor} replied to {'your annotation' if yours else 'a thread you are in'}"
-        excerpt = item.reply.body[:160] if item.reply is not None else ""
+        excerpt = _excerpt(item.reply.body) if item.reply is not None else ""
     else:
         number = f"r{item.revision.number}" if item.revision is not None else "a new revision"
         text = f"Your annotation was orphaned by {number}"
-        excerpt = item.annotation.body[:160] if item.annotation is not None else ""
+        excerpt = _excerpt(item.annotation.body) if item.annotation is not None else ""
     return InboxItemView(
         id=item.pk,
         kind=item.kind,
@@ -350,8 +368,8 @@ def inbox_item_view(item: InboxItem) -> InboxItemView:
 def inbox_target_url(item: InboxItem) -> str:
     """Where an inbox item leads: the review, at the annotation or reply it is about."""
     url = reverse("reviews:review", args=[item.review_id])
-    if item.kind == InboxItem.Kind.ORPHANED and item.revision_id:
-        return f"{url}?rev={item.revision_id}#ann-{item.annotation_id}"
+    if item.kind == InboxItem.Kind.ORPHANED and item.revision is not None:
+        return f"{url}?r={item.revision.number}#ann-{item.annotation_id}"
     if item.kind == InboxItem.Kind.REPLY and item.reply_id:
         return f"{url}#reply-{item.reply_id}"
     return url

@@ -70,14 +70,27 @@ def _review_or_404(request: HttpRequest, review_id: Any) -> Review:
 
 
 def _revision_or_default(revisions: list[DocRevision], wanted: Any) -> DocRevision:
-    """The revision `?rev=` names among the document's (404 if it is not one), else the
-    latest."""
+    """The revision `?r=` names by its number among the document's (404 if it is not one),
+    else the latest."""
     if not wanted:
         return revisions[-1]
-    found = next((r for r in revisions if str(r.pk) == str(wanted)), None)
+    found = next((r for r in revisions if str(r.number) == str(wanted)), None)
     if found is None:
         raise NotFound
     return found
+
+
+def _legacy_revision_redirect(request: HttpRequest, revisions: list[DocRevision]) -> HttpResponse:
+    """Old links named a revision by its id (`?rev=<id>`): send them to `?r=<number>` with the
+    rest of the query kept (404 for an id that is not one of the document's revisions)."""
+    legacy = request.GET["rev"]
+    found = next((r for r in revisions if str(r.pk) == legacy), None)
+    if found is None:
+        raise NotFound
+    query = request.GET.copy()
+    del query["rev"]
+    query["r"] = str(found.number)
+    return redirect(f"{request.path}?{query.urlencode()}")
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -147,7 +160,7 @@ def _doc_page(
     status: int = 200,
 ) -> HttpResponse:
     revisions = list(revision_list(doc=doc))
-    viewed = viewed or _revision_or_default(revisions, request.GET.get("rev"))
+    viewed = viewed or _revision_or_default(revisions, request.GET.get("r"))
     text = revision_text(revision=viewed)
     latest = revisions[-1]
     if draft is None:  # the editor starts from the latest revision's text
@@ -180,7 +193,10 @@ def _doc_page(
 
 @login_required
 def doc_detail_view(request: HttpRequest, doc_id: int) -> HttpResponse:
-    return _doc_page(request, _doc_or_404(request, doc_id))
+    doc = _doc_or_404(request, doc_id)
+    if "rev" in request.GET:
+        return _legacy_revision_redirect(request, list(revision_list(doc=doc)))
+    return _doc_page(request, doc)
 
 
 @login_required
@@ -201,7 +217,7 @@ def doc_revise_view(request: HttpRequest, doc_id: int) -> HttpResponse:
         messages.success(request, f"Saved r{revision.number}; annotations are re-anchored onto it.")
     else:
         messages.info(request, f"Nothing new: r{revision.number} already has this text.")
-    return redirect(f"{reverse('reviews:doc', args=[doc.pk])}?rev={revision.pk}")
+    return redirect(f"{reverse('reviews:doc', args=[doc.pk])}?r={revision.number}")
 
 
 @login_required
@@ -276,7 +292,9 @@ def _card_context(review: Review, viewed: DocRevision, user_id: int) -> dict[str
 
 def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
     revisions = list(revision_list(doc=review.revision.doc))
-    wanted = request.GET.get("rev")
+    if "rev" in request.GET:
+        return _legacy_revision_redirect(request, revisions)
+    wanted = request.GET.get("r")
     viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
     user_id = request_actor(request).pk
     page = review_page_build(review=review, user_id=user_id, revisions=revisions, viewed=viewed)
@@ -342,7 +360,7 @@ def review_cards_view(request: HttpRequest, review_id: int) -> HttpResponse:
     not on the page yet)."""
     review = _review_or_404(request, review_id)
     revisions = list(revision_list(doc=review.revision.doc))
-    wanted = request.GET.get("rev")
+    wanted = request.GET.get("r")
     viewed = _revision_or_default(revisions, wanted) if wanted else review.revision
     try:
         offset = _count_param(request.GET.get("offset"), "offset") or 0

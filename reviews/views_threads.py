@@ -188,7 +188,7 @@ def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
             "old": old,
             "new": new,
             "diff": diff,
-            "items": diff_rows_view(diff, annotations, new_revision_id=new.pk),
+            "items": diff_rows_view(diff, annotations, new_revision_number=new.number),
             "moved_count": sum(1 for m in marks if m.status in ("moved", "fuzzy")),
             "orphaned_count": sum(1 for m in marks if m.status == "orphaned"),
         },

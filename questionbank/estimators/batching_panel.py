@@ -22,7 +22,7 @@ from .batching import (
     batch_simulate,
     batch_sweep,
 )
-from .formatting import log_if_wide, number_text, rounded
+from .formatting import log_if_wide, measure, number_text, rounded
 from .params import amount, count
 
 BATCH_PARAMS = (
@@ -171,15 +171,16 @@ def _batch_plot(values: Values, outcome: Outcome) -> str:
 
     low = by_rate[0]
     desc = (
-        f"Simulated on {gpus} GPUs with batches of up to {batch} and {latency_ms:g} ms calls. "
-        f"At {rate:g} requests/s and a {timeout_ms:g} ms timeout, p99 is "
-        f"{by_rate[-1].p99_ms:,.0f} ms and {by_rate[-1].gpus_needed} GPUs are needed. "
-        f"At the lowest traffic plotted, {low.x:,.0f} requests/s, batches are only "
-        f"{low.mean_fill:.0%} full and p99 is {low.p99_ms:,.0f} ms against a floor of "
-        f"{latency_ms + timeout_ms:,.0f} ms (call time plus timeout): there the timeout, not "
-        f"the traffic, sets the latency. Longer timeouts fill batches and need fewer GPUs: "
-        f"{by_timeout[0].gpus_needed} at {by_timeout[0].x:g} ms, "
-        f"{by_timeout[-1].gpus_needed} at {by_timeout[-1].x:g} ms."
+        f"Simulated on {gpus} GPUs with batches of up to {batch} and "
+        f"{measure(latency_ms, 'ms')} calls. "
+        f"At {measure(rate, 'requests/s')} and a {measure(timeout_ms, 'ms')} timeout, p99 is "
+        f"{measure(by_rate[-1].p99_ms, 'ms')} and {by_rate[-1].gpus_needed} GPUs are needed. "
+        f"At the lowest traffic plotted, {measure(low.x, 'requests/s')}, batches are only "
+        f"{low.mean_fill:.0%} full and p99 is {measure(low.p99_ms, 'ms')} against a floor of "
+        f"{measure(latency_ms + timeout_ms, 'ms')} (call time plus timeout): there the timeout, "
+        f"not the traffic, sets the latency. Longer timeouts fill batches and need fewer GPUs: "
+        f"{by_timeout[0].gpus_needed} at {measure(by_timeout[0].x, 'ms')}, "
+        f"{by_timeout[-1].gpus_needed} at {measure(by_timeout[-1].x, 'ms')}."
     )
     return plots.svg_panels(
         uid="plot-batching",

@@ -16,9 +16,19 @@ def seconds_human(seconds: float) -> str:
 
 
 def number_text(value: float, digits: int = 4) -> str:
+    """A number for people: whole numbers as they are (with thousands separators), others to
+    `digits` significant digits below 1,000 and to the unit above (22.2222 → '22.22')."""
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def measure(value: float, unit: str) -> str:
+    """A quantity with its unit for captions and sentences, to three significant digits below
+    100 and to the unit above: 22.2222 ms → '22.2 ms', 0.4136 s → '0.414 s', 1,234.6 → '1,235'."""
+    if abs(value) >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{number_text(value, 3)} {unit}"
 
 
 def rounded(value: float) -> float:

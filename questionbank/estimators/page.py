@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.utils.safestring import SafeString, mark_safe
 
+from .formatting import number_text
 from .params import EstimateInputError, Param
 from .registry import Estimator, Figure, PracticeTarget, practice_check
 
@@ -54,9 +55,7 @@ class EstimatePage:
 
 
 def _format(value: float, exact: bool) -> str:
-    if exact or float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{value:,.0f}" if exact else number_text(value)
 
 
 def _guess_parse(raw: str) -> float | None:

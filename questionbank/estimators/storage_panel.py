@@ -43,6 +43,13 @@ def _storage_run(values: Values) -> Outcome:
     }
     figures = [
         Figure(
+            "raw_bytes_per_day",
+            "Raw per day (before compression)",
+            f"{est.raw_bytes_per_day_human} ({number_text(est.raw_bytes_per_day)} B)",
+            f"events/s × bytes/event × 86,400 = {number_text(est.events_per_s)} × "
+            f"{number_text(est.bytes_per_event)} × 86,400",
+        ),
+        Figure(
             "bytes_per_day",
             "Stored per day (one copy)",
             f"{est.bytes_per_day_human} ({number_text(est.bytes_per_day)} B)",

@@ -27,6 +27,16 @@ class ScorecardItemSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         help_text="Alternatives on a constraint trap's passage that break the pinned constraint.",
     )
+    misfiled_annotations = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Annotations that would find the item but are filed under another area.",
+    )
+    misfiled_areas = serializers.ListField(
+        child=serializers.CharField(), help_text="The areas those annotations are filed under."
+    )
+    credit = serializers.FloatField(
+        help_text="1 found; 0.5 found only under another area (partial credit); 0 missed."
+    )
     quote = serializers.CharField(allow_blank=True)
     explanation = serializers.CharField()
     good_comment = serializers.CharField()
@@ -51,9 +61,12 @@ class ScorecardSerializer(serializers.Serializer):
     review = serializers.IntegerField()
     doc = serializers.IntegerField()
     items = ScorecardItemSerializer(many=True)
-    found = serializers.IntegerField()
+    found = serializers.IntegerField(help_text="Items found in their own area.")
+    # Not `partial`: that is a serializer's own attribute.
+    found_elsewhere = serializers.IntegerField(help_text="Items found only under another area.")
+    credit = serializers.FloatField(help_text="found + 0.5 × found_elsewhere.")
     total = serializers.IntegerField()
-    score = serializers.FloatField(help_text="found / total, 0–1.")
+    score = serializers.FloatField(help_text="credit / total, 0–1.")
     led_with_worst = serializers.BooleanField()
     worst = serializers.CharField(help_text="The planted risk the key rates worst.")
     ranking = RankedRiskSerializer(many=True)
@@ -81,6 +94,9 @@ def scorecard_data(page: ScorecardPage) -> dict[str, Any]:
                 "found": item.found,
                 "matched_annotations": list(item.matched_annotations),
                 "fell_into_trap": list(item.trapped_by),
+                "misfiled_annotations": list(item.misfiled),
+                "misfiled_areas": list(item.misfiled_areas),
+                "credit": item.credit,
                 "quote": item.quote,
                 "explanation": item.explanation,
                 "good_comment": item.good_comment,
@@ -88,6 +104,8 @@ def scorecard_data(page: ScorecardPage) -> dict[str, Any]:
             for item in card.items
         ],
         "found": card.found,
+        "found_elsewhere": card.partial,
+        "credit": card.credit,
         "total": card.total,
         "score": round(card.score, 3),
         "led_with_worst": card.led_with_worst,

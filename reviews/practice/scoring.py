@@ -17,6 +17,16 @@ Matching a planted item (offsets are into the reviewed revision's Markdown sourc
   works inside the pinned constraint — kind `constraint`, or any kind naming the constraint.
   An `alternative` on the passage (any area) that does not name the constraint proposes the
   constraint-breaking fix: the reviewer fell into the trap, and the scorecard says so.
+
+Filed under another area: an annotation that would find a `risk`, `already-considered` or
+`constraint-trap` item — right passage, right kind — but sits in another checklist area is
+not silently ignored. The item is "found, but filed under <area>" (`ItemResult.misfiled`,
+`misfiled_areas`) and earns PARTIAL_CREDIT (half an item) instead of a whole one: the reviewer
+saw the problem but would send the author to the wrong owner. An item found in its own area
+earns full credit whatever else is misfiled. `missing` items get no partial credit: a
+`missing` note in another area is about something else missing there. `found` counts whole
+items; `credit` (and `score`) add the halves. The ranking identifies a risk by its passage,
+so a misfiled risk still counts as that risk there.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ AREAS = (
 )
 SEVERITY_ORDER = {"blocker": 0, "major": 1, "minor": 2, "nit": 3}
 ITEM_KINDS = ("risk", "missing", "already-considered", "constraint-trap")
+# What an item found only under another checklist area earns (a whole item earns 1).
+PARTIAL_CREDIT = 0.5
 
 Span = tuple[int, int]
 
@@ -97,6 +109,21 @@ class ItemResult:
     explanation: str
     good_comment: str
     trapped_by: tuple[int, ...] = ()  # alternatives that broke the pinned constraint here
+    # Annotations that found it but are filed under another area, and those areas.
+    misfiled: tuple[int, ...] = ()
+    misfiled_areas: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        """Found only under another area ("found, but filed under …")."""
+        return not self.found and bool(self.misfiled) and not self.trapped_by
+
+    @property
+    def credit(self) -> float:
+        """1 for a found item, PARTIAL_CREDIT for one found only under another area, else 0."""
+        if self.found:
+            return 1.0
+        return PARTIAL_CREDIT if self.partial else 0.0
 
 
 @dataclass(frozen=True)
@@ -137,11 +164,13 @@ class Scorecard:
     checklist_swept: bool
     checklist_unset: tuple[str, ...]
     minutes_taken: float | None
+    partial: int = 0  # items found only under another area
+    credit: float = 0.0  # found + PARTIAL_CREDIT × partial
 
     @property
     def score(self) -> float:
-        """Share of planted items found, 0–1."""
-        return self.found / self.total if self.total else 0.0
+        """Share of the planted items' credit earned, 0–1 (a misfiled item counts half)."""
+        return self.credit / self.total if self.total else 0.0
 
 
 def spans_overlap(a: Span | None, b: Span | None) -> bool:
@@ -172,6 +201,15 @@ def note_matches(item: KeyItem, note: Note) -> bool:
     """Does this annotation find this planted item? (The rules are in the module docstring.)"""
     if note.area != item.area:
         return False
+    return _matches_ignoring_area(item, note)
+
+
+def note_misfiled(item: KeyItem, note: Note) -> bool:
+    """Would this annotation find this passage item, were it filed under the item's area?"""
+    return note.area != item.area and item.kind != "missing" and _matches_ignoring_area(item, note)
+
+
+def _matches_ignoring_area(item: KeyItem, note: Note) -> bool:
     if item.kind == "missing":
         return note.kind == "missing"
     if not spans_overlap(item.span, note.span):
@@ -188,6 +226,7 @@ def note_matches(item: KeyItem, note: Note) -> bool:
 def item_score(item: KeyItem, notes: tuple[Note, ...]) -> ItemResult:
     trapped = tuple(n.id for n in notes if _falls_into_trap(item, n))
     matched = tuple(n.id for n in notes if note_matches(item, n))
+    misfiled = tuple(n for n in notes if note_misfiled(item, n))
     return ItemResult(
         id=item.id,
         kind=item.kind,
@@ -199,6 +238,8 @@ def item_score(item: KeyItem, notes: tuple[Note, ...]) -> ItemResult:
         explanation=item.explanation,
         good_comment=item.good_comment,
         trapped_by=trapped,
+        misfiled=tuple(n.id for n in misfiled),
+        misfiled_areas=tuple(dict.fromkeys(n.area for n in misfiled)),
     )
 
 
@@ -225,7 +266,9 @@ def ranking_compare(
     planted = {item.id: item for item in key.items if item.kind == "risk"}
     ranking: list[RankedRisk] = []
     for position, note in enumerate(risks_in_order(notes), start=1):
-        item = next((i for i in planted.values() if note_matches(i, note)), None)
+        item = next((i for i in planted.values() if note_matches(i, note)), None) or next(
+            (i for i in planted.values() if note_misfiled(i, note)), None
+        )
         ranking.append(
             RankedRisk(
                 annotation=note.id,
@@ -269,6 +312,8 @@ def review_score(key: Key, submission: Submission) -> Scorecard:
     return Scorecard(
         items=results,
         found=sum(1 for r in results if r.found),
+        partial=sum(1 for r in results if r.partial),
+        credit=sum(r.credit for r in results),
         total=len(results),
         led_with_worst=lead is not None and lead.item == key.worst,
         worst=key.worst,

@@ -55,6 +55,8 @@ class DebriefItem:
     kind_label: str
     matched: tuple[Any, ...]  # the annotations that matched, in order
     trapped: tuple[Any, ...]
+    misfiled: tuple[Any, ...] = ()  # annotations on it filed under another area
+    misfiled_area_labels: tuple[str, ...] = ()
 
 
 def _debrief_items(page: ScorecardPage) -> list[DebriefItem]:
@@ -65,6 +67,8 @@ def _debrief_items(page: ScorecardPage) -> list[DebriefItem]:
             kind_label=KIND_LABELS.get(item.kind, item.kind),
             matched=tuple(page.annotations[i] for i in item.matched_annotations),
             trapped=tuple(page.annotations[i] for i in item.trapped_by),
+            misfiled=tuple(page.annotations[i] for i in item.misfiled),
+            misfiled_area_labels=tuple(AREA_LABELS.get(a, a) for a in item.misfiled_areas),
         )
         for item in page.scorecard.items
     ]
@@ -88,8 +92,9 @@ def debrief_view(request: HttpRequest, review_id: int) -> HttpResponse:
             "card": card,
             "percent": round(card.score * 100),
             "found_items": [i for i in items if i.result.found],
+            "partial_items": [i for i in items if i.result.partial],
             "missed_items": sorted(
-                (i for i in items if not i.result.found),
+                (i for i in items if not i.result.found and not i.result.partial),
                 key=lambda i: SEVERITY_ORDER.get(i.result.severity, 99),
             ),
             "trapped_items": [i for i in items if i.result.trapped_by],

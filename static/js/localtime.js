@@ -1,34 +1,43 @@
-// Times in the reader's own time zone, with the zone named: every <time data-local datetime=…>
-// is rewritten from its UTC text ("Dec 1 14:00 UTC") to the browser's zone ("Dec 1, 09:00 EST";
-// data-local="time" gives "09:00 EST").
+// Times in the reader's own time zone, with the zone named. The server writes every moment as
+// <time datetime="…Z" data-local="datetime|time|date">2026-12-01 14:00 UTC</time> (common/times.py,
+// the {% when %} tag); this rewrites the text into the browser's zone ("Dec 1, 09:00 EST";
+// "time": "09:00 EST"; "date": "Dec 1, 2026") and sets a tooltip with the full local time and
+// the same moment in UTC, each labelled with its own zone.
 // Forms with an input[data-browser-tz] send the zone's IANA name, so a datetime-local picker is
 // read on the server in the zone it was picked in; [data-tz-name] shows that zone next to it.
+// Loaded once by base.html; later fragments (htmx) are localised as they arrive.
 (function () {
   "use strict";
+  if (window.redlineLocaltime) return;
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-  const format = new Intl.DateTimeFormat(undefined, {
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    hour12: false,
-    timeZoneName: "short",
+  const formats = {
+    datetime: new Intl.DateTimeFormat(undefined, {
+      month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hour12: false,
+      timeZoneName: "short",
+    }),
+    // The time of day alone ("09:00 EST"), for narrow places like tree rows.
+    time: new Intl.DateTimeFormat(undefined, {
+      hour: "2-digit", minute: "2-digit", hour12: false, timeZoneName: "short",
+    }),
+    date: new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" }),
+  };
+  const full = new Intl.DateTimeFormat(undefined, {
+    weekday: "short", year: "numeric", month: "short", day: "numeric",
+    hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZoneName: "short",
   });
-
-  // data-local="time": the time of day alone ("09:00 EST"), for narrow places like tree rows.
-  const timeOnly = new Intl.DateTimeFormat(undefined, {
-    hour: "2-digit",
-    minute: "2-digit",
-    hour12: false,
-    timeZoneName: "short",
+  const utc = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+    hour12: false, timeZone: "UTC", timeZoneName: "short",
   });
 
   function localise(root) {
     root.querySelectorAll("time[data-local]").forEach(function (element) {
       const when = new Date(element.getAttribute("datetime"));
       if (isNaN(when.getTime())) return;
-      element.textContent = (element.dataset.local === "time" ? timeOnly : format).format(when);
-      element.title = when.toISOString().replace(".000Z", "Z") + " (" + zone + ")";
+      const format = formats[element.dataset.local] || formats.datetime;
+      element.textContent = format.format(when);
+      element.title = full.format(when) + " (" + zone + ") · " + utc.format(when);
+      element.dataset.localised = zone;
     });
     root.querySelectorAll("input[data-browser-tz]").forEach(function (input) { input.value = zone; });
     root.querySelectorAll("[data-tz-name]").forEach(function (element) {
@@ -36,6 +45,7 @@
     });
   }
 
+  window.redlineLocaltime = { localise: localise, zone: zone };
   localise(document);
   document.addEventListener("htmx:load", function (event) { localise(event.detail.elt); });
 })();

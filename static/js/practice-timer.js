@@ -29,7 +29,7 @@
     } else if (over) {
       note.textContent = "Over the time by " + format(elapsed - allowed) + ". Wrap up and submit.";
     } else {
-      note.textContent = format(allowed - elapsed) + " left. The clock is shown, not enforced.";
+      note.textContent = format(allowed - elapsed) + " left.";
     }
   }
 

@@ -168,11 +168,91 @@
     const span = rangeToSource(range, root);
     if (!span) return;
     captured = span;
+    selectedRange = range.cloneRange();
     const whole = document.getElementById("whole-document");
     if (whole) whole.checked = false;
     // A passage is selected now: a "Select a passage first" error no longer applies.
     showError(document.getElementById("annotate-error"), "");
     renderPreview();
+    // A drag is still under way until the pointer comes up; keyboard and script selections
+    // (and a phone's selection handles) are done as they change.
+    if (!pointerDown) formOpenNear(selectedRange);
+  });
+
+  // --- the comment form next to the selection -------------------------------------------------
+  // The form lives at the top of the margin. A passage selected far down the document opens it
+  // beside the passage instead: a popover in the margin column level with the selection on
+  // two-column layouts, a sheet along the bottom of the screen on one-column (phone) layouts,
+  // with the passage scrolled clear of it. "Close" or Escape puts it back in the margin.
+
+  let selectedRange = null;
+  let pointerDown = false;
+  const layout = app;
+  const margin = app.querySelector(".margin");
+  const oneColumn = window.matchMedia("(max-width: 960px)");
+  // What opens beside a selection: the comment form on the reviewed revision; on a later one,
+  // the orphans list when it has "Re-attach to selection" buttons for this reader.
+  const annotateForm = document.getElementById("annotate-form")
+    || (reattachButtons.length ? document.querySelector(".orphans-panel") : null);
+  const away = annotateForm && document.getElementById(annotateForm.dataset.floatAway);
+  const closeButton = annotateForm && annotateForm.querySelector("[data-float-close]");
+
+  document.addEventListener("pointerdown", function (event) {
+    pointerDown = !(annotateForm && annotateForm.contains(event.target));
+  });
+  document.addEventListener("pointerup", function () {
+    if (!pointerDown) return;
+    pointerDown = false;
+    const selection = document.getSelection();
+    if (selectedRange && selection && !selection.isCollapsed) formOpenNear(selectedRange);
+  });
+
+  function formClose(restoreFocus) {
+    if (!annotateForm || !annotateForm.classList.contains("annotate-floating")) return;
+    annotateForm.classList.remove("annotate-floating", "annotate-popover", "annotate-sheet");
+    ["top", "left", "width"].forEach(function (property) { annotateForm.style[property] = ""; });
+    if (away) away.hidden = true;
+    if (closeButton) closeButton.hidden = true;
+    if (restoreFocus) {
+      const first = annotateForm.querySelector("textarea, button:not([hidden]):not(:disabled)");
+      if (first) first.focus();
+    }
+  }
+  function formOpenNear(range) {
+    if (!annotateForm || !margin) return;
+    const box = range.getBoundingClientRect();
+    if (!box.height && !box.width) return;
+    annotateForm.classList.add("annotate-floating");
+    if (away) away.hidden = false;
+    if (closeButton) closeButton.hidden = false;
+    if (oneColumn.matches) {
+      annotateForm.classList.remove("annotate-popover");
+      annotateForm.classList.add("annotate-sheet");
+      ["top", "left", "width"].forEach(function (property) { annotateForm.style[property] = ""; });
+      // Keep the passage in view above the sheet.
+      const clear = window.innerHeight - annotateForm.offsetHeight - 12;
+      if (box.bottom > clear) window.scrollBy({ top: box.bottom - clear, behavior: "instant" });
+      return;
+    }
+    annotateForm.classList.remove("annotate-sheet");
+    annotateForm.classList.add("annotate-popover");
+    const frame = layout.getBoundingClientRect();
+    const column = margin.getBoundingClientRect();
+    annotateForm.style.top = Math.max(0, box.top - frame.top - 16) + "px";
+    annotateForm.style.left = column.left - frame.left + "px";
+    annotateForm.style.width = column.width + "px";
+  }
+
+  if (closeButton) closeButton.addEventListener("click", function () { formClose(true); });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && annotateForm && annotateForm.classList.contains("annotate-floating")) {
+      formClose(annotateForm.contains(document.activeElement));
+    }
+  });
+  oneColumn.addEventListener("change", function () {
+    if (annotateForm && annotateForm.classList.contains("annotate-floating") && selectedRange) {
+      formOpenNear(selectedRange);
+    }
   });
 
   // --- rendered / source tabs ---------------------------------------------------------------
@@ -489,6 +569,57 @@
       }
     }
   });
+
+  // --- submit: ask first ------------------------------------------------------------------------
+  // Submitting makes the review read-only and shows it to the author: the button opens a
+  // confirmation that says what is being sent (annotations, risks, checklist, verdict).
+
+  const submitForm = document.getElementById("submit-form");
+  const confirmDialog = document.getElementById("submit-confirm");
+  if (submitForm && confirmDialog && typeof confirmDialog.showModal === "function") {
+    let confirmed = false;
+    const submitButton = document.getElementById("submit-review");
+    const facts = document.getElementById("submit-confirm-facts");
+    const fact = function (text) {
+      const item = document.createElement("li");
+      item.textContent = text;
+      facts.appendChild(item);
+    };
+    const plural = function (count, word) { return count + " " + word + (count === 1 ? "" : "s"); };
+    submitForm.addEventListener("submit", function (event) {
+      if (confirmed) return;
+      event.preventDefault();
+      facts.textContent = "";
+      const annotations = parseInt(app.dataset.annotationCount || "0", 10);
+      const risks = riskList
+        ? riskList.querySelectorAll(".risk-item").length
+          + (riskList.dataset.rest || "").split(",").filter(Boolean).length
+        : 0;
+      fact(plural(annotations, "annotation") + ", " + plural(risks, "risk") + ".");
+      const unset = document.querySelector('[data-coverage="unset"]');
+      const unsetCount = unset ? parseInt(unset.textContent, 10) || 0 : 0;
+      fact(unsetCount ? "Checklist: " + plural(unsetCount, "area") + " not assessed."
+        : "Checklist: every area assessed.");
+      const verdict = submitForm.querySelector("input[name=verdict]:checked");
+      const label = verdict && verdict.closest("label");
+      fact("Verdict: " + (label ? label.textContent.trim() : "none") + ".");
+      const summary = submitForm.querySelector("#summary");
+      if (summary && !summary.value.trim()) fact("No summary.");
+      confirmDialog.showModal();
+      document.getElementById("submit-confirm-yes").focus();
+    });
+    document.getElementById("submit-confirm-yes").addEventListener("click", function () {
+      confirmed = true;
+      confirmDialog.close();
+      submitForm.requestSubmit(submitButton);
+    });
+    document.getElementById("submit-confirm-no").addEventListener("click", function () {
+      confirmDialog.close();
+    });
+    confirmDialog.addEventListener("close", function () {
+      if (!confirmed && submitButton) submitButton.focus();
+    });
+  }
 
   renderPreview();
 })();

@@ -110,6 +110,13 @@ def _pages(owner_name: str) -> dict[str, str]:
         "new doc": "/reviews/new/",
         "doc": f"/reviews/d/{doc.pk}/",
         "review": f"/reviews/r/{review.pk}/",
+        # issue #23: the rest of the desk and the estimators (both widths in
+        # tests/browser/test_review_desk_phone_browser.py).
+        "doc r1": f"/reviews/d/{doc.pk}/?r=1",
+        "inbox": "/reviews/inbox/",
+        "practice": "/reviews/practice/",
+        "storage estimator": "/questions/data-platform/",
+        "checkpoint estimator": "/questions/checkpoint-distribution/",
     }
 
 

@@ -19,7 +19,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     plot = page.locator(".estimate-plot svg")
     assert plot.get_attribute("role") == "img"
     desc_before = plot.locator("desc").text_content()
-    assert "2000 requests/s" in desc_before
+    assert "2,000 requests/s" in desc_before  # captions group thousands (issue #23)
     panel.screenshot(path=artifacts_dir / "batching-preset.png")
 
     traffic = page.get_by_role("textbox", name="Traffic")
@@ -30,7 +30,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     assert gpus_shown(page) == "20"
     desc_after = page.locator(".estimate-plot svg desc").text_content()
     assert desc_after != desc_before
-    assert "5000 requests/s" in desc_after
+    assert "5,000 requests/s" in desc_after
     page.locator(".estimator").screenshot(path=artifacts_dir / "batching-5000.png")
 
     # A bad value names its field and keeps the page alive; fixing it brings the plot back.

@@ -88,6 +88,8 @@ def test_timed_review_submit_and_scorecard(new_page, artifacts_dir):
 
     # 3. Submit; the scorecard link appears in place of the running clock.
     page.get_by_role("button", name="Submit review").click()
+    # Submitting asks first (issue #23): confirm in the dialog.
+    page.get_by_role("dialog").get_by_role("button", name="Yes, submit").click()
     page.wait_for_selector("#review-status:has-text('Submitted')")
     assert "Submitted after 50:" in page.locator("#practice-timer").inner_text()
     page.get_by_role("link", name="See your scorecard").click()

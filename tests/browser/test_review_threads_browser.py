@@ -34,6 +34,8 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     assert verdicts.get_by_label("Comment").is_checked()  # the default
     verdicts.get_by_label("Request changes").check()
     reviewer.get_by_role("button", name="Submit review").click()
+    # Submitting asks first (issue #23): confirm in the dialog.
+    reviewer.get_by_role("dialog").get_by_role("button", name="Yes, submit").click()
     reviewer.wait_for_selector(".verdict-request-changes")
     assert reviewer.locator(".page-head .verdict").inner_text() == "Changes requested"
     assert Review.objects.get(pk=review.pk).verdict == "request-changes"
@@ -112,7 +114,10 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     assert items.count() == 2
     reply_item = reviewer.locator('.inbox-item[data-kind="reply"]')
     assert "ada replied to your annotation" in reply_item.inner_text()
-    assert "We cap prompts at **16k** tokens" in reply_item.inner_text()
+    # The excerpt's Markdown is rendered (issue #23; it showed the raw **16k** before), with
+    # its link shown as text so the item's own link is the one to follow.
+    assert "We cap prompts at 16k tokens; see the limits." in reply_item.inner_text()
+    assert reply_item.locator(".inbox-excerpt strong").inner_text() == "16k"
     assert "orphaned by r2" in reviewer.locator('.inbox-item[data-kind="orphaned"]').inner_text()
     reviewer.screenshot(path=artifacts_dir / "4-reviewer-inbox.png", full_page=True)
     reply_item.get_by_role("link").click()

@@ -200,6 +200,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     # 6. Submit.
     page.get_by_label("Summary (optional)").fill("Fix reconnects before launch.")
     page.get_by_role("button", name="Submit review").click()
+    # Submitting asks first (issue #23): confirm in the dialog.
+    page.get_by_role("dialog").get_by_role("button", name="Yes, submit").click()
     page.wait_for_selector("#review-status:has-text('Submitted')")
     review.refresh_from_db()
     assert review.status == "submitted"
@@ -234,7 +236,7 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
     # 8. The reviewer comes back and switches the review page to r2: the highlight followed.
     page.reload()
     page.get_by_role("link", name="r2", exact=True).click()
-    page.wait_for_url(f"**/reviews/r/{review.pk}/?rev={r2.pk}")
+    page.wait_for_url(f"**/reviews/r/{review.pk}/?r={r2.number}")
     item = page.locator(f"#ann-{kv.pk}")
     assert item.get_attribute("data-anchor-status") == "moved"
     assert "r1 exact → r2 moved" in item.locator(".ann-trail").inner_text()
@@ -290,7 +292,7 @@ def test_an_orphan_is_listed_and_reattached_by_hand(new_page, artifacts_dir):
 
     page = new_page()
     login(page, "bob")
-    page.goto(f"/reviews/r/{review.pk}/?rev={r2.pk}")
+    page.goto(f"/reviews/r/{review.pk}/?r={r2.number}")
     panel = page.locator(".orphans-panel")
     assert "Rollback flips" in panel.inner_text()
     assert "A flag flip" in panel.inner_text()

@@ -2,6 +2,7 @@
 with hypothesis; plots are well-formed, accessible SVG."""
 
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -20,6 +21,7 @@ from questionbank.estimators.checkpoint import (
     swarm_simulate,
     tree_levels_for,
 )
+from questionbank.estimators.formatting import measure
 from questionbank.estimators.params import EstimateInputError, Param, param_parse
 from questionbank.estimators.registry import (
     ESTIMATORS,
@@ -377,3 +379,43 @@ def test_ticks():
     assert plots.number_short(1500) == "1.5k"
     assert plots.number_short(1e12) == "1T"
     assert not math.isnan(plots.ticks_linear(5, 5)[-1])
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (22.2222222, "ms", "22.2 ms"),
+        (0.41361, "s", "0.414 s"),
+        (20.0, "ms", "20 ms"),
+        (220.0, "ms", "220 ms"),
+        (1234.6, "requests/s", "1,235 requests/s"),
+    ],
+)
+def test_measure_rounds_sensibly(value, unit, text):
+    assert measure(value, unit) == text
+
+
+@pytest.mark.parametrize("slug", sorted(ESTIMATORS))
+def test_plot_captions_print_no_long_decimals(slug):
+    """A caption once printed "22.2222 ms": every number in a plot's text has at most three
+    significant digits after the point."""
+    estimator = ESTIMATORS[slug]
+    for timeout in ("20", "22.2222222", "7.77777"):
+        raw = {name: preset.value for name, preset in estimator.presets.items()}
+        if "timeout_ms" in raw:
+            raw["timeout_ms"] = timeout
+        values = estimator.parse(raw)
+        outcome = estimator.run(values)
+        root = parse_svg(estimator.plot(values, outcome))
+        text = " ".join(t for t in root.itertext())
+        assert not re.search(r"\d\.\d{4,}", text), text
+
+
+def test_the_storage_results_name_the_raw_bytes_per_day():
+    estimator = ESTIMATORS["data-platform"]
+    values = estimator.parse({name: preset.value for name, preset in estimator.presets.items()})
+    figures = {figure.key: figure for figure in estimator.run(values).figures}
+    raw = figures["raw_bytes_per_day"]
+    assert raw.value.startswith("8.64 TB")  # 100,000 events/s × 1,000 B × 86,400
+    assert "before compression" in raw.label
+    assert list(figures)[:2] == ["raw_bytes_per_day", "bytes_per_day"]

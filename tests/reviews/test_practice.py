@@ -247,6 +247,30 @@ def test_scorecard_of_a_real_review_through_the_api(practice_doc):
     assert "capacity-shortfall" not in missed
 
 
+def test_the_planted_passage_filed_under_another_area_is_named_with_half_credit(practice_doc):
+    user = make_user("hal")
+    review, _ = mock_review_start(actor=user, doc=practice_doc)
+    misfiled = passage(review, CAPACITY, area="observability", kind="risk", body="7x short")
+    review_submit(actor=user, review=review)
+
+    body = api_client_for(user).get(f"/api/v1/reviews/{review.pk}/scorecard/").json()
+    item = next(i for i in body["items"] if i["id"] == "capacity-shortfall")
+    assert item["found"] is False
+    assert item["misfiled_annotations"] == [misfiled.pk]
+    assert item["misfiled_areas"] == ["observability"]
+    assert item["credit"] == 0.5
+    assert (body["found"], body["found_elsewhere"], body["credit"]) == (0, 1, 0.5)
+    assert body["score"] == round(0.5 / body["total"], 3)
+
+    html = client_for(user).get(f"/reviews/r/{review.pk}/debrief/").content.decode()
+    partial = html.split('id="partial-list"')[1].split("</ul>")[0]
+    assert 'data-item="capacity-shortfall"' in partial
+    assert "Found, but filed under Observability" in html
+    assert "+ 1 under another area" in html
+    missed = html.split('id="missed-list"')[1].split("</ul>")[0]
+    assert "capacity-shortfall" not in missed
+
+
 # --- progress over time ---------------------------------------------------------------------------
 
 
@@ -327,7 +351,7 @@ def test_the_answer_key_never_leaks_before_submit(practice_doc):
         "schema": api.get("/api/schema/"),
         "doc page": client.get(f"/reviews/d/{practice_doc.pk}/"),
         "review page": client.get(f"/reviews/r/{review.pk}/"),
-        "review page source": client.get(f"/reviews/r/{review.pk}/?rev={revision.pk}"),
+        "review page source": client.get(f"/reviews/r/{review.pk}/?r={revision.number}"),
         "debrief page": client.get(f"/reviews/r/{review.pk}/debrief/"),
         "progress page": client.get("/reviews/practice/"),
         "desk": client.get("/reviews/"),

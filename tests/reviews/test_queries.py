@@ -66,7 +66,7 @@ def test_review_page_queries_do_not_grow_with_annotations(settings):
         review, annotations = build(n)
         client = Client()
         client.force_login(review.reviewer)
-        revision = annotations[0].anchors.order_by("-revision_id").first().revision_id
+        revision = annotations[0].anchors.order_by("-revision_id").first().revision.number
         html = client.get(f"/reviews/r/{review.pk}/").content.decode()
         # Every annotation is highlighted; the first cards are on the page, the rest load later.
         assert len(set(re.findall(r'<mark[^>]* data-ann="(\d+)', html))) == n
@@ -79,7 +79,7 @@ def test_review_page_queries_do_not_grow_with_annotations(settings):
                 count(lambda review=review, client=client: client.get(f"/reviews/r/{review.pk}/")),
                 count(
                     lambda review=review, client=client, revision=revision: client.get(
-                        f"/reviews/r/{review.pk}/?rev={revision}"
+                        f"/reviews/r/{review.pk}/?r={revision}"
                     )
                 ),
                 count(

@@ -12,6 +12,7 @@ import pytest
 from reviews.practice.keys import key_from_data
 from reviews.practice.scoring import (
     AREAS,
+    PARTIAL_CREDIT,
     Key,
     KeyItem,
     Note,
@@ -340,3 +341,45 @@ def test_the_documents_are_three_pages_or_more_and_tied_to_their_questions():
         assert len(body.split()) >= 1200, name  # about 3 pages of prose at ~400 words a page
         assert "## Pinned constraint" in body
     assert json.loads((DATA_DIR / "practice_docs.json").read_text())  # the manifest parses
+
+
+def test_a_risk_on_the_exact_passage_filed_under_another_area_earns_half_credit():
+    """The reviewer saw the planted risk (its exact passage) but filed it under another area:
+    the scorecard says where it was filed and gives PARTIAL_CREDIT, not a silent miss."""
+    item = ITEMS["capacity-shortfall"]
+    other = next(area for area in AREAS if area != item.area)
+    misfiled = on_item(item.id, "risk", area=other)
+    card = review_score(KEY, Submission(notes=(misfiled,)))
+    result = next(r for r in card.items if r.id == item.id)
+    assert not result.found
+    assert result.partial
+    assert result.misfiled == (misfiled.id,)
+    assert result.misfiled_areas == (other,)
+    assert result.credit == PARTIAL_CREDIT == 0.5
+    assert (card.found, card.partial, card.credit) == (0, 1, 0.5)
+    assert card.score == pytest.approx(0.5 / card.total)
+    # The ranking still knows which planted risk it is.
+    assert card.ranking[0].item == item.id
+
+    # Filed in its own area as well: a whole item, and the misfiled one is still named.
+    right = on_item(item.id, "risk")
+    both = review_score(KEY, Submission(notes=(misfiled, right)))
+    result = next(r for r in both.items if r.id == item.id)
+    assert result.found and not result.partial
+    assert result.credit == 1.0
+    assert result.misfiled == (misfiled.id,)
+    assert (both.found, both.partial, both.credit) == (1, 0, 1.0)
+
+
+def test_partial_credit_needs_the_passage_and_the_kind_and_not_for_missing_items():
+    item = ITEMS["capacity-shortfall"]
+    other = next(area for area in AREAS if area != item.area)
+    elsewhere = note("risk", other, on="Outputs are kept for 24 hours in Redis")
+    handled = on_item(item.id, "already-considered", area=other)  # says the opposite
+    card = review_score(KEY, Submission(notes=(elsewhere, handled)))
+    assert next(r for r in card.items if r.id == item.id).credit == 0.0
+    missing = next(i for i in KEY.items if i.kind == "missing")
+    wrong = note("missing", next(a for a in AREAS if a != missing.area))
+    card = review_score(KEY, Submission(notes=(wrong,)))
+    result = next(r for r in card.items if r.id == missing.id)
+    assert (result.found, result.partial, result.credit) == (False, False, 0.0)

@@ -108,7 +108,7 @@ def test_doc_page_review_page_and_thread_apis_do_not_grow():
                 ),
                 "review page, latest": count(
                     lambda review=review, client=client, latest=latest: client.get(
-                        f"/reviews/r/{review.pk}/?rev={latest.pk}"
+                        f"/reviews/r/{review.pk}/?r={latest.number}"
                     )
                 ),
                 "diff page": count(

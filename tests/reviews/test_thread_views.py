@@ -156,5 +156,16 @@ def test_inbox_pages_and_badge(doc, submitted, author, reviewer, third):
     assert author_client.get("/reviews/inbox/read/").status_code == 405
     author_client.post("/reviews/inbox/read/")
     assert not InboxItem.objects.filter(recipient=author, read_at__isnull=True).exists()
+    # A reply's Markdown is rendered and sanitised in the inbox, as in the thread.
+    reply_create(
+        actor=author,
+        annotation=kv,
+        body="**Fixed** in `r2`, see <script>alert(1)</script> " + "word " * 80,
+    )
+    inbox = client.get("/reviews/inbox/").content.decode()
+    assert "<strong>Fixed</strong> in <code>r2</code>" in inbox
+    assert "**Fixed**" not in inbox
+    assert "<script>alert" not in inbox
+    assert "word …" not in inbox and "word…" in inbox  # cut at a word, with an ellipsis
     # Anonymous: no badge, the inbox asks to log in.
     assert Client().get("/reviews/inbox/").status_code == 302

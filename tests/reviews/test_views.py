@@ -98,13 +98,18 @@ def test_doc_page_revisions_start_review_and_revise(doc, author, reviewer):
         f"/reviews/d/{design.pk}/revise/", {"body": DOC + "\nMore.\n", "message": "more"}
     )
     r2 = DocRevision.objects.get(doc=design, number=2)
-    assert saved["Location"] == f"/reviews/d/{design.pk}/?rev={r2.pk}"
+    assert saved["Location"] == f"/reviews/d/{design.pk}/?r={r2.number}"
     page = owner.get(saved["Location"]).content.decode()
     assert 'aria-current="page" title="more' in page
     assert "r2" in page
-    old = owner.get(f"/reviews/d/{design.pk}/?rev={r1.pk}")
+    old = owner.get(f"/reviews/d/{design.pk}/?r={r1.number}")
     assert old.status_code == 200
     assert ">More.</span>" not in old.content.decode()
+    assert owner.get(f"/reviews/d/{design.pk}/?r=99").status_code == 404
+    # Old links named the revision by its id: they still land on it, under its number.
+    legacy = owner.get(f"/reviews/d/{design.pk}/?rev={r1.pk}")
+    assert legacy.status_code == 302
+    assert legacy["Location"] == f"/reviews/d/{design.pk}/?r=1"
     assert owner.get(f"/reviews/d/{design.pk}/?rev=999999").status_code == 404
 
     owner.post(f"/reviews/d/{design.pk}/constraints/", {"constraints": "Fixed batch size"})
@@ -179,7 +184,7 @@ def test_revision_switcher_shows_where_annotations_landed(
         r2, _ = doc_revision_create(
             actor=author, doc=review.revision.doc, body="# Preface\n\n" + DOC.replace(TENANT, "")
         )
-    html = client_for(reviewer).get(f"/reviews/r/{review.pk}/?rev={r2.pk}").content.decode()
+    html = client_for(reviewer).get(f"/reviews/r/{review.pk}/?r={r2.number}").content.decode()
     assert "Orphans in r2" in html
     assert f'data-ann-id="{moved.pk}" data-anchor-status="moved"' in html
     assert f'data-ann-id="{orphan.pk}" data-anchor-status="orphaned"' in html
