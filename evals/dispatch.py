@@ -3,7 +3,8 @@
 With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE; a cell whose provider
 is at its cap is retried shortly by the task itself. With eager tasks (the embedded default) a
 background thread of the web process runs the cells on a small pool of EVAL_EAGER_THREADS threads
-(one on SQLite, which takes one writer at a time), each with its own database connection, so the POST answers at once and the page shows progress.
+(one on SQLite, which takes one writer at a time), each with its own database connection, so
+the POST answers at once and the page shows progress.
 """
 
 from __future__ import annotations
