@@ -432,3 +432,10 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# --- version fetch API (issues #21, #22, #27) ---
+# `GET /api/v1/versions/{id}/`, the fetch by label and the shared JSON answer a text longer than
+# this many characters as its head and a range URL (`?full=1`: every text whole, streamed).
+PLAYGROUND_JSON_TEXT_HEAD_CHARS = env_int("PLAYGROUND_JSON_TEXT_HEAD_CHARS", 64 * 1024)
+# Bytes of version contents (as those answers carry them) each process keeps by content hash.
+PLAYGROUND_FETCH_CACHE_BYTES = env_int("PLAYGROUND_FETCH_CACHE_BYTES", 32 * 1024 * 1024)

@@ -1,10 +1,12 @@
 """The fetch path: a version by id or by label, ETag/304, and access checked before any cache."""
 
+import html
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from playground.fetch import content_cache
+from playground.fetch import content_cache, content_key
 from playground.models import AccessLogEntry
 from playground.services import grant_revoke, grant_set, label_move
 from tests.factories import api_client_for, make_user
@@ -36,9 +38,12 @@ def test_fetch_by_label_returns_the_labelled_version_like_the_version_api(owner,
     body = by_label.json()
     assert body["id"] == v1.pk
     assert body["content"]["system"] == "First system prompt.\n"
-    assert by_label.headers["ETag"] == f'"{v1.content_hash}"'
+    # The ETag names the representation (the version and its body), not the content alone.
+    assert by_label.headers["ETag"] == by_id.headers["ETag"]
+    assert by_label.headers["ETag"].startswith(f'"v{v1.pk}-')
+    assert v1.content_hash not in by_label.headers["ETag"]
     assert by_label.headers["Cache-Control"] == "private, no-cache"
-    assert by_id.headers["ETag"] == f'"{v1.content_hash}"'
+    assert by_label.content == by_id.content
 
 
 def test_fetch_by_label_follows_the_label(owner, history):
@@ -53,7 +58,7 @@ def test_fetch_by_label_follows_the_label(owner, history):
     assert moved.status_code == 200
     assert moved.json()["id"] == v2.pk
     assert moved.json()["content"]["system"] == "Second system prompt.\n"
-    assert moved.headers["ETag"] == f'"{v2.content_hash}"'
+    assert moved.headers["ETag"].startswith(f'"v{v2.pk}-')
 
 
 @pytest.mark.parametrize("kind", ["label", "id"])
@@ -98,7 +103,7 @@ def test_cached_content_is_never_served_without_access(owner, history):
     the same body as for an id that does not exist."""
     prompt, v1, _ = history
     api_client_for(owner).get(f"/api/v1/versions/{v1.pk}/")
-    assert content_cache.get(v1.content_hash) is not None
+    assert content_cache.get(content_key(v1.content_hash)) is not None
     stranger = api_client_for(make_user("stranger"))
     for url in (
         f"/api/v1/versions/{v1.pk}/",
@@ -122,8 +127,8 @@ def test_anonymous_and_unknown_labels(owner, history):
     assert api.get("/api/v1/prompts/999999/labels/production/version/").status_code == 404
 
 
-def test_fetch_costs_two_queries_whatever_the_history(owner, history):
-    """One for the API key, one for the version and the caller's access together."""
+def test_fetch_costs_one_query_whatever_the_history(owner, history):
+    """The API key, the version and the caller's access together, in one query."""
     prompt, v1, v2 = history
     api = api_client_for(owner)
     url = f"/api/v1/prompts/{prompt.pk}/labels/production/version/"
@@ -135,7 +140,7 @@ def test_fetch_costs_two_queries_whatever_the_history(owner, history):
         parent = save(owner, prompt, parent, f"v{number}", system=f"Text {number}\n").version
     with CaptureQueriesContext(connection) as large:
         assert api.get(url).status_code == 200
-    assert len(small) == len(large) == 2, [q["sql"] for q in large.captured_queries]
+    assert len(small) == len(large) == 1, [q["sql"] for q in large.captured_queries]
 
 
 def test_grantee_fetches_are_logged_once_a_minute(owner, history):
@@ -153,4 +158,5 @@ def test_export_panel_shows_the_fetch_by_label_call(owner, history, client):
     client.force_login(owner)
     page = client.get(f"/playground/p/{prompt.pk}/?v={v1.pk}").content.decode()
     assert f"/api/v1/prompts/{prompt.pk}/labels/production/version/" in page
-    assert f'If-None-Match: "{v1.content_hash}"' in page
+    etag = api_client_for(owner).get(f"/api/v1/versions/{v1.pk}/").headers["ETag"]
+    assert f"If-None-Match: {html.escape(etag)}" in page
