@@ -102,9 +102,9 @@ def version_answer(
 
 
 def version_text_url(version_id: int) -> Callable[[str], str]:
-    """The owner-side range URL of each text of version `version_id`."""
-    base = reverse("api-version-text", args=[version_id])
-    return lambda field: f"{base}?field={field}"
+    """The owner-side range URL of each text of version `version_id` (reversed only when a
+    text is long enough to need one)."""
+    return lambda field: f"{reverse('api-version-text', args=[version_id])}?field={field}"
 
 
 def _answer(request: HttpRequest | Request, version: VersionFetch, user: User) -> HttpResponseBase:
