@@ -212,7 +212,6 @@ class VersionDetailApi(APIView):
     the operation."""
 
     @extend_schema(
-        operation_id="versions_retrieve",
         parameters=FETCH_PARAMETERS,
         responses=_FETCH_RESPONSES,
         description="Long texts come as a head and a range URL unless `?full=1`. The ETag "
