@@ -135,8 +135,8 @@ class FetchContent:
         return self._shape([_BlobText(t.sha) if t.truncated else t.text for t in self.texts])
 
 
-def _cost(content: FetchContent) -> int:
-    return content.nbytes
+def _cost(entry: FetchContent) -> int:
+    return entry.nbytes
 
 
 # (content hash, head length) → content as answered; immutable, so never stale.
@@ -243,10 +243,10 @@ class VersionFetch:
     content_hash: str
     role: str
     grant_id: int | None
-    content: FetchContent
+    prepared: FetchContent  # the content as answered (cached by content hash)
 
     def etag(self, *, full: bool) -> str:
-        cut = self.content.truncated and not full
+        cut = self.prepared.truncated and not full
         return version_etag(
             version_id=self.id,
             parent_id=self.parent_id,
@@ -259,7 +259,7 @@ class VersionFetch:
             cut_at=int(settings.PLAYGROUND_JSON_TEXT_HEAD_CHARS) if cut else None,
         )
 
-    def _body(self, content: dict[str, Any]) -> dict[str, Any]:
+    def _body(self, shaped: dict[str, Any]) -> dict[str, Any]:
         return {
             "id": self.id,
             "parent": self.parent_id,
@@ -269,16 +269,16 @@ class VersionFetch:
             "message": self.message,
             "content_hash": self.content_hash,
             "prompt": self.prompt_id,
-            "content": content,
+            "content": shaped,
         }
 
     def as_json(self, *, text_url: Callable[[str], str]) -> dict[str, Any]:
         """The body of `GET /api/v1/versions/{id}/` (DESIGN §8), long texts as heads."""
-        return self._body(self.content.as_json(text_url=text_url))
+        return self._body(self.prepared.as_json(text_url=text_url))
 
     def as_full_json(self) -> dict[str, Any]:
         """The body of `GET /api/v1/versions/{id}/?full=1`: every text whole (streamed)."""
-        return self._body(self.content.as_full_json())
+        return self._body(self.prepared.as_full_json())
 
 
 def version_fetch_etag(*, version: PromptVersion, text_totals: list[int]) -> str:
@@ -398,7 +398,7 @@ def _version(user_id: int, values: tuple[Any, ...]) -> VersionFetch:
         content_hash=content_hash,
         role=role,
         grant_id=grant_id,
-        content=fetch_content(content_hash=content_hash, version_id=pk),
+        prepared=fetch_content(content_hash=content_hash, version_id=pk),
     )
 
 

@@ -87,7 +87,7 @@ def version_answer(
     etag = version.etag(full=full)
     response: HttpResponseBase | None = get_conditional_response(request, etag=etag)  # type: ignore[arg-type]
     if response is None:
-        if full and version.content.truncated:
+        if full and version.prepared.truncated:
             # The long texts are read a range at a time while the answer is written.
             response = StreamingHttpResponse(
                 json_stream(version.as_full_json()), content_type="application/json"
