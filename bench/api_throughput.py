@@ -99,8 +99,9 @@ def prepare(env: dict[str, str]) -> Fixture:
 
 
 def etag_of(port: int, path: str, headers: dict[str, str]) -> str:
-    """The ETag the server answers for `path` (what a client would send back)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    """The ETag the server answers for `path` (what a client would send back); the first
+    request may wait for a worker to finish starting."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
         conn.request("GET", path, headers=headers)
         response = conn.getresponse()
