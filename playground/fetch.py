@@ -440,13 +440,18 @@ class KeyedFetch:
     version: VersionFetch
 
 
+@functools.cache
+def _key_fields() -> tuple[Field[Any, Any] | None, ...]:
+    return (*key_lookup().fields, *_fields())
+
+
 def _fetch_with_key(key: str, kind: str, params: list[Any]) -> KeyedFetch:
     lookup = key_lookup()
     given = key_lookup_params(key=key)
     row = row_fetch(
         _key_statement(kind),
         [*given.select, *_target(kind, params), *given.where],
-        [*lookup.fields, *_fields()],
+        _key_fields(),
     )
     user, use = key_row_use(row)  # 401 for an unknown or expired key, before any 404
     assert row is not None
