@@ -56,7 +56,6 @@ def ensure_database(url: str) -> None:
 class Fixture:
     prompt_id: int
     version_id: int
-    etag: str
     key: str
 
 
@@ -93,12 +92,23 @@ def prepare(env: dict[str, str]) -> Fixture:
         prompt, version = prompt_create(actor=user, title="bench", content=content)
         label_move(actor=user, prompt=prompt, name="production", version=version)
         _, key = api_token_create(actor=user)
-        print(prompt.pk, version.pk, version.content_hash, key)
+        print(prompt.pk, version.pk, key)
         """,
     ).split()
-    return Fixture(
-        prompt_id=int(out[-4]), version_id=int(out[-3]), etag=f'"{out[-2]}"', key=out[-1]
-    )
+    return Fixture(prompt_id=int(out[-3]), version_id=int(out[-2]), key=out[-1])
+
+
+def etag_of(port: int, path: str, headers: dict[str, str]) -> str:
+    """The ETag the server answers for `path` (what a client would send back); the first
+    request may wait for a worker to finish starting."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        return response.getheader("ETag") or ""
+    finally:
+        conn.close()
 
 
 def client_loop(
@@ -192,7 +202,11 @@ def main() -> None:
             "bare_view": ("/bench/constant/", {}, 200),
             "version_api": (f"/api/v1/versions/{fixture.version_id}/", auth, 200),
             "label_fetch": (label_path, auth, 200),
-            "label_fetch_304": (label_path, {**auth, "If-None-Match": fixture.etag}, 304),
+            "label_fetch_304": (
+                label_path,
+                {**auth, "If-None-Match": etag_of(port, label_path, auth)},
+                304,
+            ),
         }
         for path, headers, expect in endpoints.values():  # warm-up: imports, caches
             measure(port, path, headers, 1.0, 2, expect)

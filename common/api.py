@@ -14,7 +14,7 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from rest_framework import exceptions, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
+from common.jsonstream import json_dumps
 
 NOT_FOUND_DETAIL = "Not found."
 
@@ -91,6 +92,25 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         response.data = {"detail": _first_message(exc.detail), "errors": exc.detail}
     elif not (isinstance(response.data, dict) and "detail" in response.data):
         response.data = {"detail": _first_message(response.data)}
+    return response
+
+
+def api_error_response(exc: Exception, *, auth_header: str) -> HttpResponse | None:
+    """What an APIView answers for `exc` (through `exception_handler`), for a plain Django view
+    on the API's hot path: the same status, headers and JSON bytes. `auth_header` is the
+    `WWW-Authenticate` of a 401, as the view's first authentication class gives it. None for an
+    exception the API does not handle (the caller re-raises it)."""
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+        exc.auth_header = auth_header  # type: ignore[union-attr]  # as APIView.handle_exception
+    answer = exception_handler(exc, {})
+    if answer is None:
+        return None
+    response = HttpResponse(
+        json_dumps(answer.data), status=answer.status_code, content_type="application/json"
+    )
+    for name, value in answer.items():
+        if name.lower() != "content-type":
+            response[name] = value
     return response
 
 

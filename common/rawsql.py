@@ -25,8 +25,14 @@ def column(model: type[Model], name: str) -> Field[Any, Any]:
     return field
 
 
-# Per connection (each thread has its own): field → its converters, found once.
+# Per connection (each thread has its own): field → its converters, found once; and per
+# sequence of fields a caller passes again and again (a module-level tuple), which of its
+# values have converters, so a hot read does not look each field up on every row.
 _converters: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[Field[Any, Any], list[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_Plan = list[tuple[int, list[Any]]]
+_plans: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[int, tuple[object, _Plan]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -43,11 +49,29 @@ def _field_converters(db: BaseDatabaseWrapper, field: Field[Any, Any]) -> list[A
     return found
 
 
+def _plan(db: BaseDatabaseWrapper, fields: Sequence[Field[Any, Any] | None]) -> _Plan:
+    """(index, converters) of each value of a row for `fields` that has converters. Kept by
+    the identity of `fields` (checked, since an id can be reused once an object is gone)."""
+    known = _plans.setdefault(db, {})
+    found = known.get(id(fields))
+    if found is not None and found[0] is fields:
+        return found[1]
+    plan = [
+        (i, converters)
+        for i, field in enumerate(fields)
+        if field is not None and (converters := _field_converters(db, field))
+    ]
+    if isinstance(fields, tuple):  # only a tuple is known never to change
+        known[id(fields)] = (fields, plan)
+    return plan
+
+
 def row_fetch(
     sql: str, params: Sequence[Any], fields: Sequence[Field[Any, Any] | None]
 ) -> tuple[Any, ...] | None:
     """The first row of `sql`, its i-th value converted for `fields[i]` (None: left as the
-    driver returns it, for computed columns)."""
+    driver returns it, for computed columns). Pass the same tuple of fields on a hot path:
+    which values need converting is then worked out once per connection."""
     db = connections[DEFAULT_DB_ALIAS]
     with db.cursor() as cursor:
         cursor.execute(sql, params)
@@ -55,9 +79,9 @@ def row_fetch(
     if row is None:
         return None
     values = list(row)
-    for i, field in enumerate(fields):
-        if field is None or values[i] is None:
+    for i, converters in _plan(db, fields):
+        if values[i] is None:
             continue
-        for convert, col in _field_converters(db, field):
+        for convert, col in converters:
             values[i] = convert(values[i], col, db)
     return tuple(values)

@@ -462,3 +462,10 @@ EVAL_PRICES = {
     key: [float(x) for x in value.split(",")]
     for key, _, value in (item.partition("=") for item in os.environ.get("EVAL_PRICES", "").split())
 }
+
+# --- version fetch API (issues #21, #22, #27) ---
+# `GET /api/v1/versions/{id}/`, the fetch by label and the shared JSON answer a text longer than
+# this many characters as its head and a range URL (`?full=1`: every text whole, streamed).
+PLAYGROUND_JSON_TEXT_HEAD_CHARS = env_int("PLAYGROUND_JSON_TEXT_HEAD_CHARS", 64 * 1024)
+# Bytes of version contents (as those answers carry them) each process keeps by content hash.
+PLAYGROUND_FETCH_CACHE_BYTES = env_int("PLAYGROUND_FETCH_CACHE_BYTES", 32 * 1024 * 1024)

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from .api import export, prompts, runs, sharing, texts, uploads
+from .api import export, fetch, prompts, runs, sharing, texts, uploads
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),
@@ -44,12 +44,10 @@ urlpatterns = [
     ),
     path(
         "prompts/<int:prompt_id>/labels/<slug:name>/version/",
-        prompts.LabelVersionApi.as_view(),
+        fetch.label_version_view,
         name="api-label-version",
     ),
-    path(
-        "versions/<int:version_id>/", prompts.VersionDetailApi.as_view(), name="api-version-detail"
-    ),
+    path("versions/<int:version_id>/", fetch.version_detail_view, name="api-version-detail"),
     path(
         "versions/<int:version_id>/text/", texts.VersionTextApi.as_view(), name="api-version-text"
     ),

@@ -6,6 +6,7 @@ from typing import Any
 from django.conf import settings
 
 from .content import VersionContent
+from .fetch import version_fetch_etag
 from .models import Label, PromptVersion
 from .selectors import (
     PromptAccess,
@@ -47,6 +48,7 @@ class PromptPage:
     # version_page_content): then only `preview` is shown and the rest loads by range.
     content: VersionContent | None
     preview: ContentPreview
+    fetch_etag: str  # what `GET /api/v1/versions/{id}/` answers as the selected version's ETag
 
     @property
     def layout(self) -> Layout:
@@ -131,4 +133,7 @@ def prompt_page_build(
         selected_labels=[label.name for label in labels if label.version_id == selected.pk],
         content=content,
         preview=preview,
+        fetch_etag=version_fetch_etag(
+            version=selected, text_totals=[text.total for text in preview.texts]
+        ),
     )

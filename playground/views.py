@@ -253,6 +253,7 @@ def _prompt_page(
             "main": page.main,
             "selected": selected,
             "selected_labels": page.selected_labels,
+            "fetch_etag": page.fetch_etag,
             **_texts_context(page.content, page.preview, _version_text_urls(selected)),
             "error": error,
             "versions_count": page.versions_count,

@@ -2,8 +2,6 @@
 
 from typing import Any
 
-from django.http.response import HttpResponseBase
-from django.utils.cache import get_conditional_response
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -20,7 +18,6 @@ from questionbank.selectors import question_by_slug
 
 from ..diffing import text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
-from ..fetch import VersionFetch, label_version_fetch_for_user, version_fetch_for_user
 from ..models import LABEL_NAME_MAX_CHARS, Label, Prompt, PromptVersion, Role
 from ..selectors import (
     label_list,
@@ -260,60 +257,6 @@ class PromptVersionListCreateApi(ListAPIView):
             message=data.validated_data.get("message", ""),
         )
         return _saved(result)
-
-
-def _conditional_version(request: Request, version: VersionFetch) -> HttpResponseBase:
-    """200 with the version, or 304 when the client's ETag is the content hash.
-
-    Called only after the access check, so a revoked reader gets 404, never 304. `private,
-    no-cache` lets a client keep the body but makes it ask again every time, which is what keeps
-    a revocation immediate.
-    """
-    etag = f'"{version.content_hash}"'
-    access_log_grant_use(
-        prompt_id=version.prompt_id,
-        grant_id=version.grant_id,
-        user=request_actor(request),
-        path="api",
-        throttle=True,
-    )
-    not_modified = get_conditional_response(request, etag=etag)
-    response: HttpResponseBase = not_modified or Response(version.as_json())
-    response.headers["ETag"] = etag
-    response.headers["Cache-Control"] = "private, no-cache"
-    return response
-
-
-class VersionDetailApi(APIView):
-    """One version with its full content. Versions are immutable: no PUT, PATCH or DELETE."""
-
-    class OutputSerializer(VersionSummarySerializer):
-        prompt = serializers.IntegerField(source="prompt_id")
-        content = serializers.DictField()
-
-        class Meta(VersionSummarySerializer.Meta):
-            fields = (*VersionSummarySerializer.Meta.fields, "prompt", "content")
-
-    @extend_schema(
-        responses={200: OutputSerializer, 304: None},
-        description="ETag is the content hash; send If-None-Match to get 304 when unchanged.",
-    )
-    def get(self, request: Request, version_id: int) -> HttpResponseBase:
-        version = version_fetch_for_user(user=request.user, version_id=version_id)
-        return _conditional_version(request, version)
-
-
-class LabelVersionApi(APIView):
-    """The version a label points at, with its content: the call applications make on their hot
-    path (`production`). Same body, ETag and caching rules as `GET /versions/{id}/`."""
-
-    @extend_schema(
-        responses={200: VersionDetailApi.OutputSerializer, 304: None},
-        description="ETag is the content hash; send If-None-Match to get 304 when unchanged.",
-    )
-    def get(self, request: Request, prompt_id: int, name: str) -> HttpResponseBase:
-        version = label_version_fetch_for_user(user=request.user, prompt_id=prompt_id, name=name)
-        return _conditional_version(request, version)
 
 
 class VersionDiffApi(APIView):

@@ -1,9 +1,10 @@
 """Share links, per-account grants, the shared-version endpoint and the access log."""
 
+from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny
@@ -13,14 +14,14 @@ from rest_framework.views import APIView
 
 from accounts.models import USERNAME_MAX_CHARS
 from common.auth import request_actor
+from common.jsonstream import json_stream
 
-from ..content import VersionContent
 from ..exceptions import ContentInvalid, NotFound
+from ..fetch import fetch_content
 from ..models import (
     LABEL_NAME_MAX_CHARS,
     AccessGrant,
     AccessLogEntry,
-    PromptVersion,
     Role,
     ShareLink,
 )
@@ -30,11 +31,11 @@ from ..selectors import (
     prompt_get_for_user,
     share_link_get_for_user,
     share_link_list,
-    version_content,
     version_in_prompt,
 )
 from ..services import grant_revoke, grant_set, share_link_create, share_link_revoke
 from ..shared import LoginRequired, shared_open
+from .fetch import FULL_PARAMETER, ContentOutputSerializer, full_requested
 
 
 class LinkSerializer(serializers.ModelSerializer):
@@ -180,43 +181,57 @@ class AccessLogApi(APIView):
 
 
 class SharedVersionApi(APIView):
-    """The version a link shows, per the link's access rules. No token is echoed back."""
+    """The version a link shows, per the link's access rules. Long texts come as heads whose
+    `text_url` is the link's own range URL (with `version=`, so a label link never mixes two
+    versions' ranges) — never the owner's; `?full=1` streams every text whole."""
 
     permission_classes = [AllowAny]
 
-    class OutputSerializer(serializers.ModelSerializer):
-        author = serializers.CharField(source="author.username")
-        parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
-        prompt_title = serializers.CharField(source="prompt.title")
-        content = serializers.SerializerMethodField()
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        number = serializers.IntegerField()
+        parent = serializers.IntegerField(allow_null=True)  # type: ignore[assignment]
+        author = serializers.CharField()
+        created_at = serializers.DateTimeField()
+        message = serializers.CharField(allow_blank=True)
+        content_hash = serializers.CharField()
+        prompt_title = serializers.CharField()
+        content = ContentOutputSerializer()
+        access = serializers.ChoiceField(choices=ShareLink.Access.choices)
+        scope = serializers.DictField(
+            help_text='What the link covers: `{"version": id}` or `{"label": name}`.'
+        )
 
-        class Meta:
-            model = PromptVersion
-            fields: tuple[str, ...] = (
-                "id",
-                "number",
-                "parent",
-                "author",
-                "created_at",
-                "message",
-                "content_hash",
-                "prompt_title",
-                "content",
-            )
-
-        @extend_schema_field(OpenApiTypes.OBJECT)
-        def get_content(self, version: PromptVersion) -> VersionContent:
-            return version_content(version=version)
-
-    @extend_schema(responses=OutputSerializer, auth=[])
-    def get(self, request: Request, token: str) -> Response:
+    @extend_schema(parameters=[FULL_PARAMETER], responses=OutputSerializer, auth=[])
+    def get(self, request: Request, token: str) -> HttpResponseBase:
         try:
             link, version = shared_open(request=request, token=token, path="api")
         except LoginRequired:
             raise NotAuthenticated("Log in to open this link.") from None
-        body = self.OutputSerializer(version).data
-        body["access"] = link.access
-        body["scope"] = (
-            {"label": link.label_name} if link.label_name else {"version": link.version_id}
-        )
+        full = full_requested(request)
+        content = fetch_content(content_hash=version.content_hash, version=version)
+        ranges = reverse("api-shared-text", args=[token])
+        body = {
+            "id": version.pk,
+            "number": version.number,
+            "parent": version.parent_id,
+            "author": version.author.username,
+            "created_at": version.created_at,
+            "message": version.message,
+            "content_hash": version.content_hash,
+            "prompt_title": version.prompt.title,
+            "content": (
+                content.as_full_json()
+                if full
+                else content.as_json(
+                    text_url=lambda field: f"{ranges}?field={field}&version={version.pk}"
+                )
+            ),
+            "access": link.access,
+            "scope": (
+                {"label": link.label_name} if link.label_name else {"version": link.version_id}
+            ),
+        }
+        if full and content.truncated:
+            return StreamingHttpResponse(json_stream(body), content_type="application/json")
         return Response(body)

@@ -1,6 +1,7 @@
 """Sharing: the authorization matrix, revocation, the new-enemy problem, tokens and guessing."""
 
 import io
+import json
 import logging
 import secrets
 from dataclasses import dataclass
@@ -719,3 +720,43 @@ def test_login_link_keeps_its_token_out_of_the_login_url(world):
     assert resumed.status_code == 302
     assert resumed["Location"] == f"/s/{token}"
     assert client.get(resumed["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize("scope", ["pinned", "label"])
+def test_shared_json_heads_point_at_the_links_own_range_url(planted, scope, settings):
+    """A long text of the shared version comes as a head whose `text_url` is the link's range
+    URL (never the owner's), and reading it shows only that version's text."""
+    settings.PLAYGROUND_JSON_TEXT_HEAD_CHARS = 50
+    long_system = "clean " + "words of the shared version only. " * 40
+    long = save(
+        planted.owner, planted.prompt, planted.shared, message="long clean", system=long_system
+    ).version
+    from playground.models import Label
+
+    Label.objects.filter(prompt=planted.prompt, name="main").update(version=long)
+    kwargs = {"version": long} if scope == "pinned" else {"label_name": "main"}
+    _, token = share_link_create(
+        actor=planted.owner, prompt=planted.prompt, access="public", **kwargs
+    )
+    anonymous = api_client_for(None)
+    answer = anonymous.get(f"/api/v1/shared/{token}/")
+    assert answer.status_code == 200
+    system = answer.json()["content"]["system"]
+    assert system["truncated"] is True
+    assert system["total"] == len(long_system)
+    assert system["text"] == long_system[:50]
+    assert system["text_url"] == f"/api/v1/shared/{token}/text/?field=system&version={long.pk}"
+    assert "/api/v1/versions/" not in answer.content.decode()
+    _assert_no_secret(planted, answer.content, "api head")
+    rest = anonymous.get(system["text_url"] + f"&offset=50&length={len(long_system)}")
+    assert rest.status_code == 200
+    assert system["text"] + rest.json()["text"] == long_system
+    _assert_no_secret(planted, rest.content, "api range")
+    full = anonymous.get(f"/api/v1/shared/{token}/?full=1")
+    assert full.status_code == 200
+    whole = b"".join(full.streaming_content)
+    assert json.loads(whole)["content"]["system"] == long_system
+    _assert_no_secret(planted, whole, "api full")
+    assert "no-store" in full["Cache-Control"]
+    # The owner's range URL of the same version is not the link's: 401 without a key.
+    assert anonymous.get(f"/api/v1/versions/{long.pk}/text/?field=system").status_code == 401

@@ -138,10 +138,12 @@ def test_upload_and_save_a_version(store, api):
     assert response.status_code == 201, response.json()
     version = PromptVersion.objects.get(pk=response.json()["id"])
     assert blob_read(sha=version.messages[0]["sha"]) == text
-    assert (
-        api.get(f"/api/v1/versions/{version.pk}/").json()["content"]["messages"][0]["content"]
-        == text
-    )
+    # Longer than PLAYGROUND_JSON_TEXT_HEAD_CHARS: a head by default, whole with ?full=1.
+    head = api.get(f"/api/v1/versions/{version.pk}/").json()["content"]["messages"][0]
+    assert head["content"]["total"] == len(text)
+    assert text.startswith(head["content"]["text"])
+    full = api.get(f"/api/v1/versions/{version.pk}/?full=1")
+    assert json.loads(b"".join(full.streaming_content))["content"]["messages"][0]["content"] == text
     # The upload is used and its object gone.
     assert Upload.objects.get().used_at is not None
     assert upload_objects() == []
