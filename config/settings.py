@@ -432,3 +432,19 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# --- streams that hold no thread (issue 21) ---
+# Open run streams (`GET /api/v1/runs/{id}/stream/`) one account may hold at once, counted
+# across every web process through the cache (per process with the in-memory default); past it
+# 429 with Retry-After. Each open stream holds a slot lease that lives RUN_STREAM_LEASE_SECONDS
+# unless the stream renews it (at every access re-check), so a crashed process frees its slots.
+RUN_STREAMS_PER_USER = env_int("RUN_STREAMS_PER_USER", 8)
+# An open stream re-checks the caller's access to the run this often (seconds, at most 30) and
+# ends with an `error` event once it is gone (grant revoked, prompt no longer visible).
+RUN_STREAM_RECHECK_SECONDS = min(30, max(1, env_int("RUN_STREAM_RECHECK_SECONDS", 30)))
+RUN_STREAM_LEASE_SECONDS = max(
+    env_int("RUN_STREAM_LEASE_SECONDS", 90), 2 * RUN_STREAM_RECHECK_SECONDS + 5
+)
+# Under the ASGI server, streams read the database on a small thread pool of their own, so open
+# streams share at most this many database connections per web process (none while idle).
+RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 4))
