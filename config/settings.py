@@ -445,6 +445,6 @@ RUN_STREAM_RECHECK_SECONDS = min(30, max(1, env_int("RUN_STREAM_RECHECK_SECONDS"
 RUN_STREAM_LEASE_SECONDS = max(
     env_int("RUN_STREAM_LEASE_SECONDS", 90), 2 * RUN_STREAM_RECHECK_SECONDS + 5
 )
-# Under the ASGI server, streams read the database on a small thread pool of their own, so open
-# streams share at most this many database connections per web process (none while idle).
+# Under the ASGI server, streams read the database on a small thread pool of their own, so all
+# open streams of a web process share at most this many database connections (kept open).
 RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 4))

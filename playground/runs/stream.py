@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import connections
 
 from common.exceptions import NotFound, RateLimited
 from common.leases import Lease, lease_acquire, lease_release, lease_renew
@@ -232,17 +232,18 @@ def _db_executor() -> ThreadPoolExecutor:
 
 
 def _with_connection(func: Callable[[], T]) -> T:
-    # A request's bracket, around one read: drop a connection that broke or aged out before,
-    # and close it after when persistent connections are off.
-    close_old_connections()
-    try:
-        return func()
-    finally:
-        close_old_connections()
+    # The pool's threads keep their connections (at most RUN_STREAM_DB_THREADS per process,
+    # whatever the number of streams): one that broke is dropped before the next read, as
+    # Django does between requests.
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is not None and conn.errors_occurred and not conn.is_usable():
+            conn.close()
+    return func()
 
 
 async def _db(func: Callable[[], T]) -> T:
-    """`func` on the streams' own small pool: open streams share its few connections."""
+    """`func` on the streams' own small pool: open streams share its few connections, and a
+    stream that waits holds none."""
     return await sync_to_async(_with_connection, thread_sensitive=False, executor=_db_executor())(
         func
     )

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,7 +142,7 @@ def _server_env(data: Path) -> dict[str, str]:
     return env
 
 
-def _postgres_database(env: dict[str, str]) -> Iterator[str]:
+def _postgres_database(env: dict[str, str]) -> Generator[str, None, None]:
     """A fresh PostgreSQL database beside the test database, dropped afterwards."""
     import psycopg
 
@@ -172,9 +172,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     if EXPECT_SERVICES and not (postgres and settings.REDIS_URL):
         pytest.fail("the services pass must stream on PostgreSQL with Redis")
     databases = _postgres_database(env) if postgres else None
-    env["DATABASE_URL"] = (
-        next(databases) if databases else f"sqlite:///{data / 'redline.sqlite3'}"  # type: ignore[arg-type]
-    )
+    env["DATABASE_URL"] = next(databases) if databases else f"sqlite:///{data / 'redline.sqlite3'}"
     # With Redis the cap is counted across processes: two workers prove it. Without it the
     # in-memory cache counts per process, so one worker.
     workers = 2 if settings.REDIS_URL else 1
@@ -250,7 +248,9 @@ def test_a_finished_run_streams_its_output_then_done_and_resumes_exactly(server)
     assert response.getheader("Content-Type").startswith("text/event-stream")
     events = list(_events(response))
     conn.close()
-    assert [(name, data["text"] if name == "token" else data["status"]) for name, data, _ in events] == [
+    assert [
+        (name, data["text"] if name == "token" else data["status"]) for name, data, _ in events
+    ] == [
         ("token", EMOJI_OUTPUT),
         ("done", "done"),
     ]
