@@ -447,4 +447,4 @@ RUN_STREAM_LEASE_SECONDS = max(
 )
 # Under the ASGI server, streams read the database on a small thread pool of their own, so all
 # open streams of a web process share at most this many database connections (kept open).
-RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 4))
+RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 2))

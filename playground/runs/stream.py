@@ -97,6 +97,10 @@ class RunStream:
             lease_renew(lease=self.lease)
         return []
 
+    def recheck_and_read(self) -> tuple[list[bytes], bool]:
+        ended = self.recheck()
+        return (ended, True) if ended else self.read()
+
     def release(self) -> None:
         if self.lease is not None:
             lease_release(lease=self.lease)
@@ -282,11 +286,14 @@ async def run_events_async(stream: RunStream) -> AsyncIterator[bytes]:
                     must_read = False
                 now = time.monotonic()
                 if now >= recheck_at:
-                    ended = await _db(stream.recheck)
-                    for event in ended:
+                    # Access, then the row (now and then, whatever the channel), in one hop.
+                    events, over = await _db(stream.recheck_and_read)
+                    for event in events:
                         yield event
-                    if ended:
+                    if over:
                         return
+                    if events:
+                        quiet_since = time.monotonic()
                     recheck_at = now + settings.RUN_STREAM_RECHECK_SECONDS
                 if now >= deadline:
                     yield b": stream time limit reached; reconnect to resume\n\n"
@@ -294,7 +301,6 @@ async def run_events_async(stream: RunStream) -> AsyncIterator[bytes]:
                 if now - quiet_since >= KEEPALIVE_SECONDS:
                     yield b": keep-alive\n\n"
                     quiet_since = now
-                    must_read = True  # also re-read the row now and then, whatever the channel
                     continue
                 wake = min(recheck_at, deadline, quiet_since + KEEPALIVE_SECONDS) - now
                 if channel is None:
