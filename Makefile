@@ -1,4 +1,5 @@
-# Redline: `make run` serves the app on the embedded defaults; `make test` runs the suite;
+# Redline: `make run` serves the app on the embedded defaults (runserver); `make serve` runs the
+# production server; `make test` runs the suite;
 # `make lint` runs ruff and mypy.
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
 
-.PHONY: run test install migrate lint bench clean
+.PHONY: run serve test install migrate lint bench clean
 
 # The Python client (clients/python, package `redline`) is installed too: its tests run in the suite.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -28,6 +29,13 @@ run: migrate
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py demo_setup
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# The production server (docs/operations.md): gunicorn with uvicorn workers over config.asgi,
+# on HOST:PORT against the configured database (DATABASE_URL, REDIS_URL, ...; the embedded
+# SQLite file without them).
+serve: migrate
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(VENV)/bin/gunicorn -c gunicorn.conf.py config.asgi --bind $(HOST):$(PORT)
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

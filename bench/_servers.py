@@ -60,3 +60,29 @@ def gunicorn(port: int, env: dict[str, str], *options: str, quiet: bool = True) 
         stderr=output,
         start_new_session=True,
     )
+
+
+def asgi_server(
+    port: int, env: dict[str, str], *options: str, quiet: bool = True
+) -> subprocess.Popen:
+    """The production server as `make serve` runs it: `gunicorn -c gunicorn.conf.py config.asgi`
+    (uvicorn workers) on 127.0.0.1:`port`, with `options` (e.g. `--workers 2`)."""
+    output = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "gunicorn.conf.py",
+            "config.asgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            *options,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=output,
+        start_new_session=True,
+    )

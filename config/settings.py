@@ -469,3 +469,19 @@ EVAL_PRICES = {
 PLAYGROUND_JSON_TEXT_HEAD_CHARS = env_int("PLAYGROUND_JSON_TEXT_HEAD_CHARS", 64 * 1024)
 # Bytes of version contents (as those answers carry them) each process keeps by content hash.
 PLAYGROUND_FETCH_CACHE_BYTES = env_int("PLAYGROUND_FETCH_CACHE_BYTES", 32 * 1024 * 1024)
+
+# --- streams that hold no thread (issue 21) ---
+# Open run streams (`GET /api/v1/runs/{id}/stream/`) one account may hold at once, counted
+# across every web process through the cache (per process with the in-memory default); past it
+# 429 with Retry-After. Each open stream holds a slot lease that lives RUN_STREAM_LEASE_SECONDS
+# unless the stream renews it (at every access re-check), so a crashed process frees its slots.
+RUN_STREAMS_PER_USER = env_int("RUN_STREAMS_PER_USER", 8)
+# An open stream re-checks the caller's access to the run this often (seconds, at most 30) and
+# ends with an `error` event once it is gone (grant revoked, prompt no longer visible).
+RUN_STREAM_RECHECK_SECONDS = min(30, max(1, env_int("RUN_STREAM_RECHECK_SECONDS", 30)))
+RUN_STREAM_LEASE_SECONDS = max(
+    env_int("RUN_STREAM_LEASE_SECONDS", 90), 2 * RUN_STREAM_RECHECK_SECONDS + 5
+)
+# Under the ASGI server, streams read the database on a small thread pool of their own, so all
+# open streams of a web process share at most this many database connections (kept open).
+RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 2))

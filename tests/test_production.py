@@ -3,7 +3,8 @@
 - every page carries the Content-Security-Policy; HTTPS settings switch on from the
   environment and `manage.py check --deploy` is clean with the documented production
   environment;
-- gunicorn with the shipped `gunicorn.conf.py` never writes a share token to its access log;
+- gunicorn with the shipped `gunicorn.conf.py` (uvicorn workers over `config.asgi`) never writes
+  a share token to its access log;
 - on the embedded SQLite default, 16 parallel saves from one parent through gunicorn all
   succeed (WAL, IMMEDIATE transactions, a busy timeout).
 """
@@ -131,7 +132,8 @@ print(key, prompt.pk, root.pk)
 
 @pytest.fixture(scope="module")
 def gunicorn_sqlite(tmp_path_factory) -> Iterator[dict]:
-    """gunicorn -c gunicorn.conf.py on the embedded default (a fresh SQLite file)."""
+    """gunicorn -c gunicorn.conf.py config.asgi (uvicorn workers, as `make serve` runs it) on
+    the embedded default (a fresh SQLite file)."""
     data = tmp_path_factory.mktemp("gunicorn")
     env = _env(
         REDLINE_DATA_DIR=str(data),
@@ -164,13 +166,11 @@ def gunicorn_sqlite(tmp_path_factory) -> Iterator[dict]:
             "gunicorn",
             "-c",
             "gunicorn.conf.py",
-            "config.wsgi",
+            "config.asgi",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
             "2",
-            "--threads",
-            "8",
             "--access-logfile",
             str(access_log),
             "--error-logfile",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -26,7 +27,7 @@ from ..content import MODEL_MAX_CHARS, PROVIDERS
 from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
 from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
 from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue, run_create
-from ..runs.stream import run_events
+from ..runs.stream import run_events, run_events_async, run_stream_open, stream_offset_parse
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
 
@@ -181,28 +182,56 @@ class RunStreamApi(JsonErrorsMixin, APIView):
         summary="Stream a run (server-sent events)",
         description="`event: token` with `{text, offset}` for each new piece of output (the"
         " event id is the character offset after it), then `event: done` with the run. Resume"
-        " with `Last-Event-ID` or `?offset=`. A finished run sends its whole output, then"
-        " `done`.",
+        " with `Last-Event-ID` or `?offset=` (a whole number of characters up to the output's"
+        " current length; anything else is a 400 naming it). A finished run sends its whole"
+        " output, then `done`. The stream re-checks access every"
+        " `RUN_STREAM_RECHECK_SECONDS` and ends with `event: error` once it is gone. At most"
+        " `RUN_STREAMS_PER_USER` open streams per account: past it 429 with `Retry-After`.",
         parameters=[
             OpenApiParameter("offset", int, required=False, description="Start at this character."),
+            OpenApiParameter(
+                "Last-Event-ID",
+                int,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="Resume after this event (wins over `offset`).",
+            ),
         ],
         responses={(200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR)},
     )
     def get(self, request: Request, run_id: int) -> StreamingHttpResponse:
         access = run_get_for_user(user=request.user, run_id=run_id)
-        raw = request.headers.get("Last-Event-ID") or request.query_params.get("offset") or "0"
-        try:
-            offset = max(0, min(int(raw), 2**31))
-        except ValueError:
-            offset = 0
+        length = len(access.run.output)
+        offsets = [
+            stream_offset_parse(name=name, raw=raw, length=length)
+            for name, raw in (
+                ("Last-Event-ID", request.headers.get("Last-Event-ID")),
+                ("offset", request.query_params.get("offset")),
+            )
+            if raw is not None
+        ]
+        user = request.user
         pk = access.run.pk
+
+        def check() -> None:
+            run_get_for_user(user=user, run_id=pk)
 
         def final() -> dict[str, Any]:
             run = Run.objects.select_related("version", "created_by").get(pk=pk)
             return dict(RunSerializer(run).data)
 
+        stream = run_stream_open(
+            user_id=request_actor(request).pk,
+            run_id=pk,
+            offset=offsets[0] if offsets else 0,
+            check=check,
+            final=final,
+        )
+        # Under the ASGI server the body is awaited (no thread held while it waits); a WSGI
+        # server can only iterate a plain generator.
+        asgi = isinstance(request._request, ASGIRequest)
         response = StreamingHttpResponse(
-            run_events(run_id=pk, offset=offset, final=final),
+            run_events_async(stream) if asgi else run_events(stream),
             content_type="text/event-stream; charset=utf-8",
         )
         response["Cache-Control"] = "no-cache, no-store"

@@ -20,7 +20,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, TextField, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from common.exceptions import Conflict, Forbidden
@@ -44,6 +45,7 @@ from ..models import (
 from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
+from .notify import run_notify_output, run_notify_status
 
 logger = logging.getLogger(__name__)
 
@@ -230,6 +232,7 @@ def _fail(run_id: int, reason: str, *, from_statuses: tuple[str, ...]) -> bool:
         status=Status.FAILED, error=reason[:2000], finished_at=now, heartbeat_at=now
     )
     if changed:
+        run_notify_status(run_id=run_id, status=Status.FAILED)
         logger.info("run.failed", extra={"run_id": run_id, "reason": reason[:200]})
     return bool(changed)
 
@@ -248,35 +251,56 @@ def _claim(run_id: int) -> bool:
 
 
 class _Writer:
-    """Buffers streamed text and writes it to the row at most every RUN_FLUSH_INTERVAL_MS
-    (the first text at once, for time to first token). A write that matches no running row
-    means the run was cancelled or reaped: the caller stops."""
+    """Buffers streamed text and appends it to the row at most every RUN_FLUSH_INTERVAL_MS
+    (the first text at once, for time to first token). Each write sends only the new piece
+    (`output = output || piece` in SQL), so the bytes written grow with the reply, not with its
+    square; readers hear of it on the run's notification channel. A write that matches no
+    running row means the run was cancelled or reaped: the caller stops."""
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         self.parts: list[str] = []
+        self.pending: list[str] = []  # received, not yet in the row
+        self.written = 0  # characters in the row
         self.flushed_at = 0.0
         self.first_token = True
         self.interval = settings.RUN_FLUSH_INTERVAL_MS / 1000
 
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
     def add(self, text: str) -> bool:
         self.parts.append(text)
+        self.pending.append(text)
         if self.first_token or time.monotonic() - self.flushed_at >= self.interval:
             return self.flush()
         return True
 
+    def take_pending(self) -> str:
+        """The text not yet written, now counted as written (for the final update)."""
+        piece = "".join(self.pending)
+        self.pending = []
+        self.written += len(piece)
+        return piece
+
     def flush(self) -> bool:
         now = timezone.now()
-        fields: dict[str, Any] = {"output": self.text, "heartbeat_at": now}
-        if self.first_token and self.parts:
+        piece = "".join(self.pending)
+        fields: dict[str, Any] = {"heartbeat_at": now}
+        if piece:
+            fields["output"] = _appended(piece)
+        if self.first_token and piece:
             fields["first_token_at"] = now
             self.first_token = False
         self.flushed_at = time.monotonic()
-        return bool(Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(**fields))
+        if not Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(**fields):
+            return False
+        if piece:
+            start = self.written
+            self.take_pending()
+            run_notify_output(run_id=self.run_id, offset=start, text=piece)
+        return True
+
+
+def _appended(piece: str) -> Concat:
+    return Concat(F("output"), Value(piece), output_field=TextField())
 
 
 def _heartbeat(run_id: int) -> bool:
@@ -371,9 +395,10 @@ def run_execute(*, run_id: int) -> str:
     if finished is None:
         return Run.objects.values_list("status", flat=True).get(pk=run_id)
     now = timezone.now()
+    rest = writer.take_pending()
     done = Run.objects.filter(pk=run_id, status=Status.RUNNING).update(
         status=Status.DONE,
-        output=writer.text,
+        output=_appended(rest) if rest else F("output"),
         tool_calls=tools,
         stop_reason=finished.stop_reason[:STOP_REASON_MAX_CHARS],
         input_tokens=finished.input_tokens,
@@ -384,6 +409,7 @@ def run_execute(*, run_id: int) -> str:
     )
     if not done:
         return Run.objects.values_list("status", flat=True).get(pk=run_id)
+    run_notify_status(run_id=run_id, status=Status.DONE)
     logger.info("run.done", extra={"run_id": run_id, "output_tokens": finished.output_tokens})
     return Status.DONE
 
@@ -403,9 +429,10 @@ def run_cancel(*, actor: User, run: Run) -> Run:
     if actor.pk not in (run.created_by_id, run.version.prompt.owner_id):
         raise Forbidden("Only the person who started this run, or the owner, can cancel it.")
     now = timezone.now()
-    Run.objects.filter(pk=run.pk, status__in=(Status.QUEUED, Status.RUNNING)).update(
+    if Run.objects.filter(pk=run.pk, status__in=(Status.QUEUED, Status.RUNNING)).update(
         status=Status.CANCELLED, finished_at=now, error="Cancelled by the user."
-    )
+    ):
+        run_notify_status(run_id=run.pk, status=Status.CANCELLED)
     run.refresh_from_db()
     return run
 
