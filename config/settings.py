@@ -223,9 +223,11 @@ S3_SECRET_ACCESS_KEY = os.environ.get("S3_SECRET_ACCESS_KEY", "")
 OBJECT_STORE_DIR = Path(os.environ.get("OBJECT_STORE_DIR", DATA_DIR / "objects"))
 # A silent or unreachable S3 must not hold a web worker: explicit timeouts (seconds) and a
 # bounded number of attempts, then 503 with Retry-After.
-S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "3"))
-S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "10"))
-S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 3)
+# Worst case for one call: attempts × (connect or read timeout) plus a backoff under a second,
+# under the 5 s a request may wait for a hung store (issue #21; the breaker does the rest).
+S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "2"))
+S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "2"))
+S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 2)
 # Objects younger than this are never collected by `textstore_gc` (a save in flight writes
 # its object before its row).
 TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
@@ -432,3 +434,31 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# --- bounded cost: fair shares, failing fast (issue #21; docs/operations.md "Limits") ---
+# Runs: per account, at most RUN_USER_RATE_LIMIT new runs per RUN_USER_RATE_WINDOW seconds and
+# RUN_USER_ACTIVE_MAX queued or running at once (429 with Retry-After past either).
+RUN_USER_RATE_LIMIT = env_int("RUN_USER_RATE_LIMIT", 60)
+RUN_USER_RATE_WINDOW = env_int("RUN_USER_RATE_WINDOW", 60)
+RUN_USER_ACTIVE_MAX = env_int("RUN_USER_ACTIVE_MAX", 20)
+RUN_ACTIVE_RETRY_AFTER = env_int("RUN_ACTIVE_RETRY_AFTER", 10)
+# Workers take the queued run of the account with the fewest running (playground/runs/fair.py).
+RUN_FAIR_QUEUE = env_bool("RUN_FAIR_QUEUE", True)
+# Uploads: per account, at most UPLOAD_USER_RESERVED_MAX_BYTES declared by uploads neither used
+# nor expired, and UPLOAD_USER_RATE_LIMIT new uploads per UPLOAD_USER_RATE_WINDOW seconds.
+UPLOAD_USER_RESERVED_MAX_BYTES = env_int("UPLOAD_USER_RESERVED_MAX_BYTES", 500 * 1024 * 1024)
+UPLOAD_USER_RATE_LIMIT = env_int("UPLOAD_USER_RATE_LIMIT", 30)
+UPLOAD_USER_RATE_WINDOW = env_int("UPLOAD_USER_RATE_WINDOW", 60)
+# Estimators: callers not signed in get a tighter rate than ESTIMATE_RATE_LIMIT; a simulation
+# runs at most ESTIMATE_SIM_MAX_REQUESTS requests (more is a 400 naming `requests`).
+ESTIMATE_ANON_RATE_LIMIT = env_int("ESTIMATE_ANON_RATE_LIMIT", 60)
+ESTIMATE_SIM_MAX_REQUESTS = env_int("ESTIMATE_SIM_MAX_REQUESTS", 20_000)
+# Object storage's circuit breaker (textstore/objects.py): after S3_BREAKER_FAILURES calls in a
+# row fail as unavailable (timeouts, refused connections, 5xx), calls fail at once with a 503
+# for S3_BREAKER_COOLDOWN seconds; then one trial call goes through. S3_MAX_IN_FLIGHT caps the
+# calls one process has waiting on S3 at once (more answer 503 at once), so a hung store never
+# holds every web thread.
+S3_BREAKER_FAILURES = env_int("S3_BREAKER_FAILURES", 3)
+S3_BREAKER_COOLDOWN = env_float("S3_BREAKER_COOLDOWN", 15.0)
+S3_MAX_IN_FLIGHT = env_int("S3_MAX_IN_FLIGHT", 4)
+S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 1.0)
