@@ -32,25 +32,30 @@ def test_lone_surrogates_in_playground_bodies_are_400s_naming_the_field():
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
     api = api_client_for(owner)
     _assert_names(
-        _post(api, f"/api/v1/prompts/{prompt.pk}/links/", '{"access": %s}' % SURROGATE), "access"
+        _post(
+            api, f"/api/v1/prompts/{prompt.pk}/links/", '{"access": @@}'.replace("@@", SURROGATE)
+        ),
+        "access",
     )
     _assert_names(
         _post(
             api,
             f"/api/v1/prompts/{prompt.pk}/grants/",
-            '{"username": "x", "role": %s}' % SURROGATE,
+            '{"username": "x", "role": @@}'.replace("@@", SURROGATE),
         ),
         "role",
     )
     _assert_names(
-        _post(api, f"/api/v1/versions/{version.pk}/runs/", '{"provider": %s}' % SURROGATE),
+        _post(
+            api, f"/api/v1/versions/{version.pk}/runs/", '{"provider": @@}'.replace("@@", SURROGATE)
+        ),
         "provider",
     )
     _assert_names(
         _post(
             api,
             f"/api/v1/versions/{version.pk}/runs/",
-            '{"variables": {"a": ["ok", %s]}}' % SURROGATE,
+            '{"variables": {"a": ["ok", @@]}}'.replace("@@", SURROGATE),
         ),
         "variables.a.1",
     )
@@ -66,16 +71,19 @@ def test_lone_surrogates_in_review_bodies_are_400s_naming_the_field():
     api = api_client_for(author)
     doc = api.post("/api/v1/docs/", {"title": "T", "body": "Some text."}, format="json").json()
     reviewer = api_client_for(make_user())
-    review = reviewer.post(
-        "/api/v1/reviews/", {"revision": doc["latest_revision"]}, format="json"
-    )
+    review = reviewer.post("/api/v1/reviews/", {"revision": doc["latest_revision"]}, format="json")
     assert review.status_code == 201, review.content
     url = f"/api/v1/reviews/{review.json()['id']}/annotations/"
     good = {"area": "security", "kind": "risk", "severity": "major", "body": "b"}
     for field in ("area", "kind", "severity"):
-        body = "{" + ", ".join(
-            f'"{k}": {SURROGATE if k == field else chr(34) + v + chr(34)}' for k, v in good.items()
-        ) + "}"
+        body = (
+            "{"
+            + ", ".join(
+                f'"{k}": {SURROGATE if k == field else chr(34) + v + chr(34)}'
+                for k, v in good.items()
+            )
+            + "}"
+        )
         _assert_names(_post(reviewer, url, body), field)
     created = reviewer.post(url, good, format="json")
     assert created.status_code == 201, created.content
@@ -83,7 +91,7 @@ def test_lone_surrogates_in_review_bodies_are_400s_naming_the_field():
         _post(
             reviewer,
             f"/api/v1/annotations/{created.json()['id']}/",
-            '{"status": %s}' % SURROGATE,
+            '{"status": @@}'.replace("@@", SURROGATE),
             method="patch",
         ),
         "status",
@@ -98,7 +106,7 @@ def test_grants_with_a_surrogate_username_store_nothing():
     response = _post(
         api_client_for(owner),
         f"/api/v1/prompts/{prompt.pk}/grants/",
-        '{"username": %s, "role": "editor"}' % SURROGATE,
+        '{"username": @@, "role": "editor"}'.replace("@@", SURROGATE),
     )
     _assert_names(response, "username")
     assert prompt.grants.count() == 1

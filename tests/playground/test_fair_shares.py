@@ -169,7 +169,9 @@ def test_cancelled_runs_are_never_picked(settings):
 
 def _ticket(api, size: int):
     return api.post(
-        "/api/v1/uploads/", {"size": size, "sha256": hashlib.sha256(b"x").hexdigest()}, format="json"
+        "/api/v1/uploads/",
+        {"size": size, "sha256": hashlib.sha256(b"x").hexdigest()},
+        format="json",
     )
 
 

@@ -4,7 +4,6 @@ GET /api/v1/questions/{slug}/estimate/ — the three estimators end to end, and 
 import pytest
 
 from questionbank.estimators.batching import SIM_MAX_REQUESTS
-
 from tests.factories import api_client_for, make_user
 from tests.questionbank.test_seed import SLUGS
 
