@@ -182,7 +182,8 @@ def main() -> None:
         os.kill(moto.pid, signal.SIGCONT)
         cooldown = float(os.environ.get("S3_BREAKER_COOLDOWN", "15"))
         time.sleep(cooldown + 1)
-        back = get(port, f"/api/v1/versions/{versions[0]}/text/?field=system&offset=0&length=10", key)
+        head = f"/api/v1/versions/{versions[0]}/text/?field=system&offset=0&length=10"
+        back = get(port, head, key)
 
         statuses = Counter(status for status, _, _ in first)
         slow = max(took for _, took, _ in first)
