@@ -214,7 +214,7 @@ def test_gc_removes_the_text_of_a_save_killed_mid_way(small_inline, settings, tm
     if connection.vendor == "postgresql":
         from accounts.services import api_token_create
 
-        _, key = api_token_create(actor=owner, name="gc test")
+        _, key = api_token_create(actor=owner)
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
