@@ -44,7 +44,6 @@ from ..models import (
 from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
-from .limits import run_active_check, run_rate_check, run_rate_hit
 
 logger = logging.getLogger(__name__)
 
@@ -155,8 +154,8 @@ def run_create(
     """Queue a run of `version`; the request is built now, with the export module's builder.
 
     With an `idempotency_key` (per version and user), a repeated call returns the first run.
-    The caller must already hold at least viewer access (selectors check it). A new run is
-    refused with RateLimited past the account's rate or unfinished-run cap (`.limits`).
+    The caller must already hold at least viewer access (selectors check it). A person's
+    request goes through `limits.run_start`, which adds the account's limits.
     """
     key = _idempotency_key(idempotency_key)
     content = version_content(version=version)
@@ -168,7 +167,6 @@ def run_create(
         ).first()
         if earlier is not None:
             return _replay(earlier, chosen_provider, chosen_model, values)
-    run_rate_check(actor=actor)
     adapter = provider_get(chosen_provider)
     adapter.check_configured()
     request = export_request(
@@ -189,7 +187,6 @@ def run_create(
     )
     try:
         with transaction.atomic():
-            run_active_check(actor=actor)
             run = Run.objects.create(
                 version=version,
                 created_by_id=actor.pk,
@@ -208,7 +205,6 @@ def run_create(
         if earlier is None:
             raise
         return _replay(earlier, chosen_provider, chosen_model, values)
-    run_rate_hit(actor=actor)
     logger.info(
         "run.created",
         extra={"run_id": run.pk, "version_id": version.pk, "provider": chosen_provider},

@@ -73,6 +73,16 @@ def test_a_replayed_idempotency_key_is_never_refused(settings):
     )
 
 
+def test_run_create_itself_is_not_limited(settings):
+    """Code that paces its own runs (an evaluation's cells) calls run_create, not run_start."""
+    settings.RUN_USER_ACTIVE_MAX = 1
+    settings.RUN_USER_RATE_LIMIT = 1
+    owner = make_user()
+    _, version = make_prompt(owner, **ECHO)
+    assert len(_queue(owner, version, 3)) == 3
+    _assert_429(api_client_for(owner).post(_runs_url(version.pk), {}, format="json"), "runs")
+
+
 def test_run_rate_per_account(settings):
     settings.RUN_USER_RATE_LIMIT = 2
     owner = make_user()
