@@ -33,6 +33,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,9 +97,75 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+# The object-storage settings before issue #21, with the breaker and in-flight cap out of reach.
+BEFORE = {
+    "S3_CONNECT_TIMEOUT": "3",
+    "S3_READ_TIMEOUT": "10",
+    "S3_MAX_ATTEMPTS": "3",
+    "S3_BREAKER_FAILURES": "1000000",
+    "S3_MAX_IN_FLIGHT": "100000",
+}
+
+
+@dataclass(frozen=True)
+class Storm:
+    waves: list[list[tuple[int, float, str]]]
+    probe: Probe
+    idle: list[float]
+    back: tuple[int, float, str]
+    cooldown: float
+
+
+def storm(
+    env: dict[str, str],
+    moto: subprocess.Popen,
+    key: str,
+    versions: list[int],
+    parallel: int,
+    verbose: bool,
+    waves: int,
+) -> Storm:
+    """A fresh server with `env`: idle probes, then S3 stopped, `waves` waves of `parallel`
+    requests with a probe running, S3 resumed; after the cooldown, one request needing S3."""
+    port = free_port()
+    server = gunicorn(
+        port,
+        env,
+        *("-k", "gthread", "--threads", "8", "-w", "2", "--log-level", "error"),
+        quiet=not verbose,
+    )
+    try:
+        wait_for_port(port)
+        # warm up: imports, connections, each worker's S3 client (a text the waves do not use)
+        for _ in range(10):
+            get(port, "/api/v1/questions/", key)
+            get(port, f"/api/v1/versions/{versions[-1]}/text/?field=system&offset=0&length=9", key)
+        idle = [get(port, "/api/v1/questions/", key)[1] for _ in range(20)]
+        os.kill(moto.pid, signal.SIGSTOP)
+        probe = Probe(port, key)
+        probe.start()
+        results = [wave(port, key, versions[:parallel]) for _ in range(waves)]
+        probe.stop.set()
+        probe.join()
+        os.kill(moto.pid, signal.SIGCONT)
+        cooldown = float(env.get("S3_BREAKER_COOLDOWN", "15"))
+        time.sleep(cooldown + 1)
+        head = f"/api/v1/versions/{versions[0]}/text/?field=system&offset=0&length=10"
+        back = get(port, head, key)
+    finally:
+        os.kill(moto.pid, signal.SIGCONT)
+        server.terminate()
+        server.wait(timeout=20)
+    return Storm(waves=results, probe=probe, idle=idle, back=back, cooldown=cooldown)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parallel", type=int, default=36)
+    parser.add_argument("--verbose", action="store_true", help="show the server's error log")
+    parser.add_argument(
+        "--no-before", dest="before", action="store_false", help="skip the baseline (slow)"
+    )
     args = parser.parse_args()
     db = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     ensure_database(db)
@@ -109,7 +176,6 @@ def main() -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    server = None
     try:
         wait_for_port(s3_port)
         bucket = f"abuse-{uuid.uuid4().hex[:8]}"
@@ -147,7 +213,9 @@ def main() -> None:
             user = user_create(username=f"s3-{{tag}}", password="bench-pass-123")
             versions = []
             for n in range({TEXTS}):
-                text = "".join(f"prompt {{n}} line {{i}}: be precise and brief.\\n"
+                # unique to this run: the bench database outlives the bucket, and a text
+                # stored before would not be written to this bucket again
+                text = "".join(f"prompt {{tag}} {{n}} line {{i}}: be precise and brief.\\n"
                                for i in range(8000))
                 _, version = prompt_create(
                     actor=user, title=f"long {{n}}",
@@ -161,36 +229,15 @@ def main() -> None:
         )
         seeded = json.loads(out.splitlines()[-1])
         key, versions = seeded["key"], seeded["versions"]
-        port = free_port()
-        server = gunicorn(
-            port, env, "-k", "gthread", "--threads", "8", "-w", "2", "--log-level", "error"
-        )
-        wait_for_port(port)
-        # warm up: imports, connections (a text that the waves do not use)
-        for _ in range(5):
-            get(port, "/api/v1/questions/", key)
-        get(port, f"/api/v1/versions/{versions[-1]}/text/?field=system&offset=0&length=10", key)
-        idle = [get(port, "/api/v1/questions/", key)[1] for _ in range(20)]
-
-        os.kill(moto.pid, signal.SIGSTOP)
-        probe = Probe(port, key)
-        probe.start()
-        first = wave(port, key, versions[: args.parallel])
-        second = wave(port, key, versions[: args.parallel])
-        probe.stop.set()
-        probe.join()
-        os.kill(moto.pid, signal.SIGCONT)
-        cooldown = float(os.environ.get("S3_BREAKER_COOLDOWN", "15"))
-        time.sleep(cooldown + 1)
-        head = f"/api/v1/versions/{versions[0]}/text/?field=system&offset=0&length=10"
-        back = get(port, head, key)
-
+        shipped = storm(env, moto, key, versions, args.parallel, args.verbose, waves=2)
+        first, second = shipped.waves[0], shipped.waves[1]
+        probe, idle = shipped.probe, shipped.idle
         statuses = Counter(status for status, _, _ in first)
         slow = max(took for _, took, _ in first)
         print(
             f"abuse: answer time of {args.parallel} parallel requests needing S3, S3 hung"
-            f" (SIGSTOP) | max {slow:.2f} s, p50 {pct([t for _, t, _ in first], 0.5):.2f} s;"
-            f" statuses {dict(statuses)} | ≤ 5 s",
+            f" (SIGSTOP), shipped settings | max {slow:.2f} s, p50"
+            f" {pct([t for _, t, _ in first], 0.5):.2f} s; statuses {dict(statuses)} | ≤ 5 s",
             flush=True,
         )
         print(
@@ -207,16 +254,25 @@ def main() -> None:
             f" statuses {dict(probe.statuses)} | no wait on S3",
             flush=True,
         )
+        back = shipped.back
         print(
             f"abuse: first request needing S3 after SIGCONT and the breaker's cooldown"
-            f" ({cooldown:g} s) | {back[0]} in {back[1] * 1000:.0f} ms | 200",
+            f" ({shipped.cooldown:g} s) | {back[0]} in {back[1] * 1000:.0f} ms | 200",
             flush=True,
         )
+        if args.before:
+            old = storm({**env, **BEFORE}, moto, key, versions, args.parallel, args.verbose, 1)
+            wave_old, probe_old = old.waves[0], old.probe
+            print(
+                f"abuse: the same {args.parallel} requests with the settings before #21"
+                f" (3 s / 10 s timeouts, 3 attempts, no breaker) | max"
+                f" {max(t for _, t, _ in wave_old):.2f} s, p50"
+                f" {pct([t for _, t, _ in wave_old], 0.5):.2f} s; unrelated page max"
+                f" {max(probe_old.latencies):.2f} s | baseline",
+                flush=True,
+            )
     finally:
         os.kill(moto.pid, signal.SIGCONT)
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=20)
         moto.terminate()
         moto.wait(timeout=20)
 

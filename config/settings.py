@@ -223,11 +223,13 @@ S3_SECRET_ACCESS_KEY = os.environ.get("S3_SECRET_ACCESS_KEY", "")
 OBJECT_STORE_DIR = Path(os.environ.get("OBJECT_STORE_DIR", DATA_DIR / "objects"))
 # A silent or unreachable S3 must not hold a web worker: explicit timeouts (seconds) and a
 # bounded number of attempts, then 503 with Retry-After.
-# Worst case for one call: attempts × (connect or read timeout) plus a backoff under a second,
-# under the 5 s a request may wait for a hung store (issue #21; the breaker does the rest).
+# Worst case for one call: attempts × (connect or read timeout), plus a backoff under a second
+# between attempts; one attempt of 2 s keeps a request well under the 5 s it may wait for a
+# hung store (issue #21; the circuit breaker then answers at once). Raise S3_MAX_ATTEMPTS where
+# the store answers transient 5xx (SlowDown) often.
 S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "2"))
 S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "2"))
-S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 2)
+S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 1)
 # Objects younger than this are never collected by `textstore_gc` (a save in flight writes
 # its object before its row).
 TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
@@ -461,4 +463,4 @@ ESTIMATE_SIM_MAX_REQUESTS = env_int("ESTIMATE_SIM_MAX_REQUESTS", 20_000)
 S3_BREAKER_FAILURES = env_int("S3_BREAKER_FAILURES", 3)
 S3_BREAKER_COOLDOWN = env_float("S3_BREAKER_COOLDOWN", 15.0)
 S3_MAX_IN_FLIGHT = env_int("S3_MAX_IN_FLIGHT", 4)
-S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 1.0)
+S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 0.5)

@@ -513,20 +513,26 @@ class S3ObjectStore:
             raise self._fail(key, exc) from exc
 
 
+_client_lock = threading.Lock()
+
+
 def object_store() -> ObjectStore:
     """The store the current settings select."""
     if settings.S3_BUCKET:
-        client = _s3_client(
-            settings.S3_ENDPOINT_URL,
-            settings.S3_REGION,
-            settings.S3_ACCESS_KEY_ID,
-            settings.S3_SECRET_ACCESS_KEY,
-            (
-                float(settings.S3_CONNECT_TIMEOUT),
-                float(settings.S3_READ_TIMEOUT),
-                int(settings.S3_MAX_ATTEMPTS),
-            ),
-        )
+        # One thread builds the client; the others wait for it instead of each building one
+        # (tens of milliseconds of CPU each, all at once when a process starts under load).
+        with _client_lock:
+            client = _s3_client(
+                settings.S3_ENDPOINT_URL,
+                settings.S3_REGION,
+                settings.S3_ACCESS_KEY_ID,
+                settings.S3_SECRET_ACCESS_KEY,
+                (
+                    float(settings.S3_CONNECT_TIMEOUT),
+                    float(settings.S3_READ_TIMEOUT),
+                    int(settings.S3_MAX_ATTEMPTS),
+                ),
+            )
         return S3ObjectStore(client, settings.S3_BUCKET)
     return LocalObjectStore(Path(settings.OBJECT_STORE_DIR))
 
