@@ -119,7 +119,7 @@ def _upload_reserved_check(*, actor: User, size: int) -> None:
 
     Runs in the inserting transaction with the account's row locked, so parallel requests
     of one account are counted one after the other."""
-    User.objects.select_for_update().filter(pk=actor.pk).exists()
+    list(User.objects.select_for_update().filter(pk=actor.pk).values_list("pk", flat=True))
     cap = int(settings.UPLOAD_USER_RESERVED_MAX_BYTES)
     reserved = upload_reserved_bytes(owner_id=actor.pk)
     if reserved + size > cap:

@@ -54,7 +54,7 @@ def run_active_check(*, actor: User) -> None:
 
     Call inside the transaction that inserts the run: it locks the account's row first, so
     concurrent creations by one account count one after the other."""
-    User.objects.select_for_update().filter(pk=actor.pk).exists()
+    list(User.objects.select_for_update().filter(pk=actor.pk).values_list("pk", flat=True))
     cap = int(settings.RUN_USER_ACTIVE_MAX)
     active = Run.objects.filter(created_by_id=actor.pk, status__in=ACTIVE_STATUSES).count()
     if active >= cap:
