@@ -6,7 +6,8 @@ claim on its own run: `run_execute_next` takes the queued run whose account has 
 running now (oldest first among equals), claims it and executes it. An account with 20 runs
 waiting and one with 1 alternate: the second account's run starts at the next free slot.
 Messages and queued runs stay balanced (each message claims at most one run; a message that
-finds nothing queued, because its run was cancelled or taken by an earlier turn, does nothing).
+finds nothing queued, because its run was cancelled or taken by an earlier turn, does nothing;
+a message whose run no longer exists takes no turn).
 
 The pick and the claim are one transaction; on PostgreSQL the candidate rows are locked with
 `FOR UPDATE SKIP LOCKED`, so parallel workers take different runs without waiting for each
@@ -69,7 +70,12 @@ def run_execute_next(*, run_id: int) -> str:
     """A worker's turn, delivered for `run_id`: execute the fairest queued run (maybe another
     one). Returns the executed run's final status, or "idle" when nothing was queued."""
     own = Run.objects.filter(pk=run_id).only("status", "heartbeat_at").first()
-    if own is not None and own.status == Status.RUNNING and _is_stale(own.heartbeat_at):
+    if own is None:
+        # A message for a run that no longer exists (deleted with its prompt) stands for no
+        # queued run: it takes no turn. (Were that run claimed by another run's message
+        # first, that other run waits for the reaper's RUN_QUEUED_MAX_SECONDS.)
+        return "missing"
+    if own.status == Status.RUNNING and _is_stale(own.heartbeat_at):
         _fail(
             run_id,
             "The worker running this run stopped mid-run (killed or lost); the call was not"

@@ -165,6 +165,14 @@ def test_a_redelivered_turn_fails_its_stale_run_and_sends_nothing_twice(settings
     assert providers.requests == []
 
 
+def test_a_message_for_a_deleted_run_takes_no_turn(settings):
+    owner = make_user()
+    _, version = make_prompt(owner, **ECHO)
+    (queued,) = _queue(owner, version, 1)
+    assert fair.run_execute_next(run_id=queued + 1000) == "missing"
+    assert Run.objects.get(pk=queued).status == "queued"
+
+
 def test_cancelled_runs_are_never_picked(settings):
     owner = make_user()
     _, version = make_prompt(owner, **ECHO)
