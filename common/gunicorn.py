@@ -2,9 +2,9 @@
 
 Gunicorn writes access lines itself; they never pass through Django's logging filters, so the
 request line, path, query and Referer of a shared page would carry the token in full. The
-logger scrubs every value before formatting, and the uvicorn worker (whose access lines go to
-gunicorn's access log through the `uvicorn.access` logger) gets the same filter. Both are named
-by `gunicorn.conf.py`.
+logger scrubs every value before formatting (percent-encoded tokens included), and the uvicorn
+worker (whose access lines go to gunicorn's access log through the `uvicorn.access` logger)
+gets the same filter. Both are named by `gunicorn.conf.py`.
 """
 
 import logging
@@ -13,15 +13,14 @@ from typing import Any, ClassVar
 from gunicorn.glogging import Logger
 from uvicorn_worker import UvicornWorker as _UvicornWorker
 
-from common.logging import REDACTED, TOKEN, RedactTokens
+from common.logging import RedactTokens, redact
 
 
 class RedactingLogger(Logger):
     def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
         atoms = super().atoms(resp, req, environ, request_time)
         return {
-            key: TOKEN.sub(REDACTED, value) if isinstance(value, str) else value
-            for key, value in atoms.items()
+            key: redact(value) if isinstance(value, str) else value for key, value in atoms.items()
         }
 
 

@@ -66,6 +66,34 @@ def json_text_problem(value: Any) -> str | None:
     return None
 
 
+def json_surrogate_path(value: Any) -> str | None:
+    """The dotted path (`access`, `messages.0.content`) of the first key or string inside
+    `value` holding a lone surrogate (`"\\ud800"` is valid JSON but not UTF-8), or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _has_surrogate(item):
+                return path or "body"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                sub = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and _has_surrogate(key):
+                    return sub.encode("utf-8", "backslashreplace").decode("ascii")
+                stack.append((child, sub))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}.{i}" if path else str(i)) for i, child in enumerate(item))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def json_loads_limited(text: str | bytes, *, limit: int = JSON_MAX_DEPTH) -> Any:
     """`json.loads` that refuses nesting deeper than `limit` with JsonRefused, never a
     RecursionError. Raises json.JSONDecodeError for text that is not JSON."""

@@ -5,11 +5,19 @@ from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser as BaseJSONParser
 
-from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
+from common.exceptions import DomainError
+from common.jsonlimits import (
+    JSON_ENVELOPE_DEPTH,
+    JSON_MAX_DEPTH,
+    JsonRefused,
+    json_loads_limited,
+    json_surrogate_path,
+)
 
 
 class JSONParser(BaseJSONParser):
-    """DRF's JSON parser with the project's depth limit (common.jsonlimits)."""
+    """DRF's JSON parser with the project's depth limit and no lone surrogates
+    (common.jsonlimits)."""
 
     def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
@@ -20,8 +28,16 @@ class JSONParser(BaseJSONParser):
         if not text:
             raise exceptions.ParseError("JSON parse error - the body is empty.")
         try:
-            return json_loads_limited(text, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
+            value = json_loads_limited(text, limit=JSON_MAX_DEPTH + JSON_ENVELOPE_DEPTH)
         except JsonRefused as error:
             raise exceptions.ParseError(f"JSON parse error - {error}") from None
         except ValueError as error:
             raise exceptions.ParseError(f"JSON parse error - {error}") from None
+        # `"\ud800"` parses to a str no encoder can write: refuse it here, once, naming the
+        # field, instead of letting every serializer echo it into a 400 that cannot render.
+        path = json_surrogate_path(value)
+        if path is not None:
+            raise DomainError(
+                f"{path}: must not contain lone surrogates (not valid UTF-8).", field=path
+            )
+        return value

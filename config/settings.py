@@ -226,9 +226,13 @@ S3_SECRET_ACCESS_KEY = os.environ.get("S3_SECRET_ACCESS_KEY", "")
 OBJECT_STORE_DIR = Path(os.environ.get("OBJECT_STORE_DIR", DATA_DIR / "objects"))
 # A silent or unreachable S3 must not hold a web worker: explicit timeouts (seconds) and a
 # bounded number of attempts, then 503 with Retry-After.
-S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "3"))
-S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "10"))
-S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 3)
+# Worst case for one call: attempts × (connect or read timeout), plus a backoff under a second
+# between attempts; one attempt of 2 s keeps a request well under the 5 s it may wait for a
+# hung store (issue #21; the circuit breaker then answers at once). Raise S3_MAX_ATTEMPTS where
+# the store answers transient 5xx (SlowDown) often.
+S3_CONNECT_TIMEOUT = float(os.environ.get("S3_CONNECT_TIMEOUT", "2"))
+S3_READ_TIMEOUT = float(os.environ.get("S3_READ_TIMEOUT", "2"))
+S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 1)
 # Objects younger than this are never collected by `textstore_gc` (a save in flight writes
 # its object before its row).
 TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
@@ -446,7 +450,8 @@ EVAL_PROVIDER_CONCURRENCY_DEFAULT = env_int("EVAL_PROVIDER_CONCURRENCY_DEFAULT",
 EVAL_PROVIDER_CONCURRENCY = {
     name: int(cap)
     for name, _, cap in (
-        item.partition("=") for item in os.environ.get("EVAL_PROVIDER_CONCURRENCY", "echo=16").split()
+        item.partition("=")
+        for item in os.environ.get("EVAL_PROVIDER_CONCURRENCY", "echo=16").split()
     )
 }
 EVAL_DEFER_SECONDS = env_float("EVAL_DEFER_SECONDS", 0.5)
@@ -485,3 +490,31 @@ RUN_STREAM_LEASE_SECONDS = max(
 # Under the ASGI server, streams read the database on a small thread pool of their own, so all
 # open streams of a web process share at most this many database connections (kept open).
 RUN_STREAM_DB_THREADS = max(1, env_int("RUN_STREAM_DB_THREADS", 2))
+
+# --- bounded cost: fair shares, failing fast (issue #21; docs/operations.md "Limits") ---
+# Runs: per account, at most RUN_USER_RATE_LIMIT new runs per RUN_USER_RATE_WINDOW seconds and
+# RUN_USER_ACTIVE_MAX queued or running at once (429 with Retry-After past either).
+RUN_USER_RATE_LIMIT = env_int("RUN_USER_RATE_LIMIT", 60)
+RUN_USER_RATE_WINDOW = env_int("RUN_USER_RATE_WINDOW", 60)
+RUN_USER_ACTIVE_MAX = env_int("RUN_USER_ACTIVE_MAX", 20)
+RUN_ACTIVE_RETRY_AFTER = env_int("RUN_ACTIVE_RETRY_AFTER", 10)
+# Workers take the queued run of the account with the fewest running (playground/runs/fair.py).
+RUN_FAIR_QUEUE = env_bool("RUN_FAIR_QUEUE", True)
+# Uploads: per account, at most UPLOAD_USER_RESERVED_MAX_BYTES declared by uploads neither used
+# nor expired, and UPLOAD_USER_RATE_LIMIT new uploads per UPLOAD_USER_RATE_WINDOW seconds.
+UPLOAD_USER_RESERVED_MAX_BYTES = env_int("UPLOAD_USER_RESERVED_MAX_BYTES", 500 * 1024 * 1024)
+UPLOAD_USER_RATE_LIMIT = env_int("UPLOAD_USER_RATE_LIMIT", 30)
+UPLOAD_USER_RATE_WINDOW = env_int("UPLOAD_USER_RATE_WINDOW", 60)
+# Estimators: callers not signed in get a tighter rate than ESTIMATE_RATE_LIMIT; a simulation
+# runs at most ESTIMATE_SIM_MAX_REQUESTS requests (more is a 400 naming `requests`).
+ESTIMATE_ANON_RATE_LIMIT = env_int("ESTIMATE_ANON_RATE_LIMIT", 60)
+ESTIMATE_SIM_MAX_REQUESTS = env_int("ESTIMATE_SIM_MAX_REQUESTS", 20_000)
+# Object storage's circuit breaker (textstore/objects.py): after S3_BREAKER_FAILURES calls in a
+# row fail as unavailable (timeouts, refused connections, 5xx), calls fail at once with a 503
+# for S3_BREAKER_COOLDOWN seconds; then one trial call goes through. S3_MAX_IN_FLIGHT caps the
+# calls one process has waiting on S3 at once (more answer 503 at once), so a hung store never
+# holds every web thread.
+S3_BREAKER_FAILURES = env_int("S3_BREAKER_FAILURES", 3)
+S3_BREAKER_COOLDOWN = env_float("S3_BREAKER_COOLDOWN", 15.0)
+S3_MAX_IN_FLIGHT = env_int("S3_MAX_IN_FLIGHT", 4)
+S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 0.5)

@@ -6,7 +6,10 @@ class PlaygroundConfig(AppConfig):
 
     def ready(self) -> None:
         from questionbank.related import related_register
+        from textstore.references import blob_references_register
 
+        from .references import playground_blob_references
         from .related import prompts_for_question
 
         related_register(name="playground", provider=prompts_for_question)
+        blob_references_register(name="playground", provider=playground_blob_references)

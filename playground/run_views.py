@@ -23,6 +23,7 @@ from .content import PROVIDERS
 from .diffing import words_diff
 from .exceptions import NotFound, PlaygroundError
 from .models import Prompt, PromptVersion, Role, Run
+from .runs.limits import run_start
 from .runs.selectors import (
     RunAccess,
     RunTimings,
@@ -30,7 +31,7 @@ from .runs.selectors import (
     run_list_for_version,
     run_timings,
 )
-from .runs.services import run_cancel, run_continue, run_create
+from .runs.services import run_cancel, run_continue
 from .selectors import prompt_get_for_user, version_get_for_user, version_tree
 
 HISTORY_LIMIT = 20
@@ -129,7 +130,7 @@ def run_start_view(request: HttpRequest, version_id: int) -> HttpResponse:
     """The Run form without JavaScript: queue the run, then show its page (which polls)."""
     version = _version(request, version_id)
     try:
-        result = run_create(
+        result = run_start(
             actor=request_actor(request),
             version=version,
             variables=_form_variables(request, version.variables),
@@ -263,7 +264,7 @@ def _compare_start(
     runs: dict[str, int] = {}
     try:
         for side in (a, b):
-            result = run_create(
+            result = run_start(
                 actor=request_actor(request),
                 version=side.version,
                 variables={k: v for k, v in values.items() if k in side.declared},

@@ -31,8 +31,11 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core import signing
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
+from common.exceptions import RateLimited
+from common.ratelimit import Limit, ratelimit_exceeded, ratelimit_hit
 from textstore import objects
 from textstore.exceptions import ObjectNotFound, ObjectStoreError
 from textstore.ingest import IngestRejected, blob_put_object
@@ -82,8 +85,72 @@ def _expires_in() -> int:
     return int(settings.UPLOAD_EXPIRES_SECONDS)
 
 
+_RATE_SCOPE = "uploads"
+
+
+def _upload_rate() -> Limit:
+    return Limit(
+        count=int(settings.UPLOAD_USER_RATE_LIMIT),
+        window_seconds=int(settings.UPLOAD_USER_RATE_WINDOW),
+    )
+
+
+def _upload_rate_check(*, actor: User) -> None:
+    wait = ratelimit_exceeded(scope=_RATE_SCOPE, ident=f"user:{actor.pk}", limit=_upload_rate())
+    if wait:
+        raise RateLimited(
+            f"Too many uploads: at most {settings.UPLOAD_USER_RATE_LIMIT} every"
+            f" {settings.UPLOAD_USER_RATE_WINDOW} s (UPLOAD_USER_RATE_LIMIT); try again in"
+            f" {wait} s.",
+            retry_after=wait,
+        )
+
+
+def upload_reserved_bytes(*, owner_id: int) -> int:
+    """Bytes `owner_id` has reserved: declared sizes of uploads neither used nor expired."""
+    total = Upload.objects.filter(
+        owner_id=owner_id, used_at__isnull=True, expires_at__gt=timezone.now()
+    ).aggregate(total=Sum("size"))["total"]
+    return int(total or 0)
+
+
+def _upload_reserved_check(*, actor: User, size: int) -> None:
+    """RateLimited when this upload would take `actor` past UPLOAD_USER_RESERVED_MAX_BYTES.
+
+    Runs in the inserting transaction with the account's row locked, so parallel requests
+    of one account are counted one after the other."""
+    list(User.objects.select_for_update().filter(pk=actor.pk).values_list("pk", flat=True))
+    cap = int(settings.UPLOAD_USER_RESERVED_MAX_BYTES)
+    reserved = upload_reserved_bytes(owner_id=actor.pk)
+    if reserved + size > cap:
+        raise RateLimited(
+            f"size: you have {reserved} bytes reserved by uploads not used yet; with this one"
+            f" it would pass the {cap} bytes one account may hold"
+            " (UPLOAD_USER_RESERVED_MAX_BYTES). Use or let expire the earlier uploads.",
+            retry_after=_first_expiry_in(owner_id=actor.pk),
+        )
+
+
+def _first_expiry_in(*, owner_id: int) -> int:
+    """Seconds until the account's first outstanding upload expires (frees its bytes)."""
+    first = (
+        Upload.objects.filter(
+            owner_id=owner_id, used_at__isnull=True, expires_at__gt=timezone.now()
+        )
+        .order_by("expires_at")
+        .values_list("expires_at", flat=True)
+        .first()
+    )
+    if first is None:
+        return 1
+    return max(1, int((first - timezone.now()).total_seconds()) + 1)
+
+
 def upload_create(*, actor: User, size: Any, sha256: Any) -> UploadTarget:
-    """A new upload of `size` bytes hashing to `sha256` (hex), owned by `actor`."""
+    """A new upload of `size` bytes hashing to `sha256` (hex), owned by `actor`.
+
+    Refused with RateLimited (429) past the account's upload rate, or when its unused,
+    unexpired uploads would reserve more than UPLOAD_USER_RESERVED_MAX_BYTES."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ContentInvalid("size: must be a whole number of bytes.", field="size")
     limit = int(settings.UPLOAD_MAX_BYTES)
@@ -94,14 +161,18 @@ def upload_create(*, actor: User, size: Any, sha256: Any) -> UploadTarget:
         raise ContentInvalid("sha256: must be 64 hexadecimal digits.", field="sha256")
     upload_id = uuid.uuid4()
     expires_in = _expires_in()
-    upload = Upload.objects.create(
-        id=upload_id,
-        owner=actor,
-        size=size,
-        sha256=digest,
-        object_key=f"{UPLOAD_PREFIX}/{upload_id.hex}",
-        expires_at=timezone.now() + timedelta(seconds=expires_in),
-    )
+    _upload_rate_check(actor=actor)
+    with transaction.atomic():
+        _upload_reserved_check(actor=actor, size=size)
+        upload = Upload.objects.create(
+            id=upload_id,
+            owner=actor,
+            size=size,
+            sha256=digest,
+            object_key=f"{UPLOAD_PREFIX}/{upload_id.hex}",
+            expires_at=timezone.now() + timedelta(seconds=expires_in),
+        )
+    ratelimit_hit(scope=_RATE_SCOPE, ident=f"user:{actor.pk}", limit=_upload_rate())
     logger.info("upload.created", extra={"upload_id": str(upload.pk), "size": size})
     if settings.S3_BUCKET:
         presigned = objects.object_presign_put(

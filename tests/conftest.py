@@ -155,6 +155,17 @@ def _empty_django_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _closed_s3_breaker() -> Iterator[None]:
+    """The object store's circuit breaker is per process: a test that hangs S3 must not leave
+    it open for the next one (textstore/objects.py)."""
+    from textstore.objects import breaker
+
+    breaker.reset()
+    yield
+    breaker.reset()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     """Tests create many accounts; PBKDF2's deliberate slowness buys nothing here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

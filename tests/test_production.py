@@ -273,3 +273,20 @@ def test_gunicorn_access_log_never_holds_a_share_token(gunicorn_sqlite):
     assert "/api/v1/shared/rl_[redacted]/" in log
     assert token not in log
     assert token[3:20] not in log
+
+
+def test_gunicorn_access_log_never_holds_a_percent_encoded_share_token(gunicorn_sqlite):
+    token = "rl_" + "EncodedTokenValue0123456789abcdefghijklmnop"
+    paths = (
+        "/s/%72%6C%5F" + token[3:],
+        "/api/v1/shared/rl%5F" + token[3:] + "/",
+        "/%73/" + token,
+    )
+    before = gunicorn_sqlite["access_log"].read_text().count("rl_[redacted]")
+    for path in paths:
+        status, _ = _request(gunicorn_sqlite["url"] + path)
+        assert status in (404, 405)
+    # gunicorn writes an access line after the response has gone out: wait for all three.
+    log = _log_lines(gunicorn_sqlite["access_log"], count=before + 3, containing="rl_[redacted]")
+    assert token[3:20] not in log
+    assert log.count("rl_[redacted]") >= 3

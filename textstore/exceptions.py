@@ -54,7 +54,7 @@ class ObjectNotFound(ObjectStoreError):
 class ObjectStoreUnavailable(ObjectStoreError, ServiceUnavailable):
     """Object storage cannot be reached, timed out or answered 5xx: 503 with Retry-After."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, retry_after: int = 30) -> None:
         ObjectStoreError.__init__(self, message)
         self.message = "Object storage is unavailable; try again shortly."
-        self.retry_after = 30
+        self.retry_after = retry_after

@@ -20,11 +20,16 @@ deployments can switch stores without a restart:
 
 import base64
 import functools
+import logging
+import math
 import os
 import re
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +41,8 @@ from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTT
 from django.conf import settings
 
 from .exceptions import ObjectNotFound, ObjectStoreError, ObjectStoreUnavailable
+
+logger = logging.getLogger(__name__)
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
@@ -231,6 +238,103 @@ def _is_missing(exc: ClientError) -> bool:
     return str(exc.response.get("Error", {}).get("Code")) in _MISSING_CODES
 
 
+class CircuitBreaker:
+    """Fail fast while S3 is down or hung (issue #21), per process.
+
+    closed: calls go through; `S3_BREAKER_FAILURES` unavailable answers in a row (timeouts,
+    refused connections, 5xx) open it. open: every call fails at once with
+    `ObjectStoreUnavailable` (503, Retry-After = the cooldown left) for `S3_BREAKER_COOLDOWN`
+    seconds. Then half-open: one trial call goes through (the others still fail fast); its
+    success closes the breaker, its failure opens it again. An answer that is not about
+    availability (404, 403) counts as the store being up.
+
+    Besides, at most `S3_MAX_IN_FLIGHT` calls of this process wait on S3 at once; a call that
+    finds no slot within `S3_IN_FLIGHT_WAIT` seconds fails at once too, so a hung store holds
+    only that many web threads while the breaker learns it is down.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures = 0
+        self._open_until = 0.0
+        self._trial = False
+        self._slots: dict[int, threading.BoundedSemaphore] = {}
+
+    def _semaphore(self, size: int) -> threading.BoundedSemaphore:
+        with self._lock:
+            if size not in self._slots:
+                self._slots[size] = threading.BoundedSemaphore(size)
+            return self._slots[size]
+
+    def state(self) -> str:
+        with self._lock:
+            if not self._open_until:
+                return "closed"
+            return "open" if time.monotonic() < self._open_until else "half-open"
+
+    def reset(self) -> None:
+        with self._lock:
+            self._failures, self._open_until, self._trial = 0, 0.0, False
+
+    def _admit(self) -> bool:
+        """Raise while open; True when this call is the half-open trial."""
+        with self._lock:
+            if not self._open_until:
+                return False
+            left = self._open_until - time.monotonic()
+            if left > 0 or self._trial:
+                raise ObjectStoreUnavailable(
+                    "object storage circuit open", retry_after=max(1, math.ceil(left))
+                )
+            self._trial = True
+            return True
+
+    def _record(self, *, up: bool) -> None:
+        with self._lock:
+            self._trial = False
+            if up:
+                if self._open_until:
+                    logger.info("objects.breaker_closed")
+                self._failures, self._open_until = 0, 0.0
+                return
+            self._failures += 1
+            threshold = max(1, int(settings.S3_BREAKER_FAILURES))
+            if self._failures >= threshold or self._open_until:
+                cooldown = float(settings.S3_BREAKER_COOLDOWN)
+                if not self._open_until or time.monotonic() >= self._open_until:
+                    logger.warning(
+                        "objects.breaker_open",
+                        extra={"failures": self._failures, "cooldown": cooldown},
+                    )
+                self._open_until = time.monotonic() + cooldown
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Around one or more calls to S3: refuse at once when open or full, record how the
+        store answered. Raises `ObjectStoreUnavailable` on refusal."""
+        self._admit()
+        slots = self._semaphore(max(1, int(settings.S3_MAX_IN_FLIGHT)))
+        if not slots.acquire(timeout=max(0.0, float(settings.S3_IN_FLIGHT_WAIT))):
+            with self._lock:
+                self._trial = False
+            raise ObjectStoreUnavailable("too many calls waiting on object storage")
+        try:
+            yield
+        except ObjectStoreUnavailable:
+            self._record(up=False)
+            raise
+        except BaseException:
+            self._record(up=True)  # the store answered (404, a refusal) or the caller stopped
+            raise
+        else:
+            self._record(up=True)
+        finally:
+            slots.release()
+
+
+breaker = CircuitBreaker()
+
+
 class S3ObjectStore:
     """Objects in one S3 bucket."""
 
@@ -245,66 +349,63 @@ class S3ObjectStore:
             return ObjectStoreUnavailable(f"S3 request for {key!r} failed: {exc}")
         return ObjectStoreError(f"S3 request for {key!r} failed: {exc}")
 
+    @contextmanager
+    def _io(self, key: str) -> Iterator[None]:
+        """One exchange with S3 under the circuit breaker; boto errors become ours."""
+        with breaker.guard():
+            try:
+                yield
+            except (BotoCoreError, ClientError) as exc:
+                raise self._fail(key, exc) from exc
+
     def put(self, key: str, data: bytes) -> None:
-        try:
+        with self._io(key):
             self.client.put_object(
                 Bucket=self.bucket,
                 Key=_check_key(key),
                 Body=data,
                 ContentType=UPLOAD_CONTENT_TYPE,
             )
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
 
     def put_file(self, key: str, path: Path) -> None:
         """Stream the file at `path` to S3 (one PUT, read from disk as it goes); then delete it."""
         try:
-            with open(path, "rb") as handle:
+            with self._io(key), open(path, "rb") as handle:
                 self.client.put_object(
                     Bucket=self.bucket,
                     Key=_check_key(key),
                     Body=handle,
                     ContentType=UPLOAD_CONTENT_TYPE,
                 )
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
         finally:
             Path(path).unlink(missing_ok=True)
 
     def get(self, key: str) -> bytes:
-        try:
+        with self._io(key):
             response = self.client.get_object(Bucket=self.bucket, Key=_check_key(key))
-            return response["Body"].read()
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
+            return bytes(response["Body"].read())
 
     def get_range(self, key: str, start: int, end: int) -> bytes:
         _check_range(start, end)
         if start == end:
             return b""
-        try:
+        with self._io(key):
             response = self.client.get_object(
                 Bucket=self.bucket, Key=_check_key(key), Range=f"bytes={start}-{end - 1}"
             )
-            return response["Body"].read()
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
+            return bytes(response["Body"].read())
 
     def size(self, key: str) -> int:
-        try:
+        with self._io(key):
             response = self.client.head_object(Bucket=self.bucket, Key=_check_key(key))
             return int(response["ContentLength"])
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
 
     def delete(self, key: str) -> None:
-        try:
+        with self._io(key):
             self.client.delete_object(Bucket=self.bucket, Key=_check_key(key))
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(key, exc) from exc
 
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
-        try:
+        with self._io(prefix):
             pages = self.client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=_check_key(prefix.rstrip("/")) + "/"
             )
@@ -313,8 +414,6 @@ class S3ObjectStore:
                     yield ObjectInfo(
                         key=item["Key"], size=int(item["Size"]), modified=item["LastModified"]
                     )
-        except (BotoCoreError, ClientError) as exc:
-            raise self._fail(prefix, exc) from exc
 
     def presign_put(self, key: str, size: int, sha256: str, expires_in: int) -> PresignedUpload:
         """A PUT URL bound to this key, length and SHA-256: S3 rejects any other body."""
@@ -343,7 +442,8 @@ class S3ObjectStore:
 
     def put_stream(self, key: str, chunks: Iterable[bytes], content_type: str) -> int:
         """One PUT when it fits in a part, else a multipart upload (aborted on any failure,
-        so no half object is ever visible under `key`)."""
+        so no half object is ever visible under `key`). Each call to S3 goes through the
+        breaker on its own: a slow producer of `chunks` holds no in-flight slot."""
         _check_key(key)
         buffer, size, upload_id = bytearray(), 0, None
         parts: list[dict[str, Any]] = []
@@ -353,41 +453,44 @@ class S3ObjectStore:
                 size += len(chunk)
                 if len(buffer) >= STREAM_PART_BYTES:
                     if upload_id is None:
-                        upload_id = self.client.create_multipart_upload(
-                            Bucket=self.bucket, Key=key, ContentType=content_type
-                        )["UploadId"]
+                        with self._io(key):
+                            upload_id = self.client.create_multipart_upload(
+                                Bucket=self.bucket, Key=key, ContentType=content_type
+                            )["UploadId"]
                     parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
                     buffer.clear()
             if upload_id is None:
-                self.client.put_object(
-                    Bucket=self.bucket, Key=key, Body=bytes(buffer), ContentType=content_type
-                )
+                with self._io(key):
+                    self.client.put_object(
+                        Bucket=self.bucket, Key=key, Body=bytes(buffer), ContentType=content_type
+                    )
                 return size
             if buffer:
                 parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
-            self.client.complete_multipart_upload(
-                Bucket=self.bucket,
-                Key=key,
-                UploadId=upload_id,
-                MultipartUpload={"Parts": parts},
-            )
+            with self._io(key):
+                self.client.complete_multipart_upload(
+                    Bucket=self.bucket,
+                    Key=key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},
+                )
             return size
-        except BaseException as exc:
+        except BaseException:
             if upload_id is not None:
                 try:
-                    self.client.abort_multipart_upload(
-                        Bucket=self.bucket, Key=key, UploadId=upload_id
-                    )
-                except (BotoCoreError, ClientError):
+                    with self._io(key):
+                        self.client.abort_multipart_upload(
+                            Bucket=self.bucket, Key=key, UploadId=upload_id
+                        )
+                except ObjectStoreError:
                     pass  # the bucket's lifecycle rule for incomplete uploads is the backstop
-            if isinstance(exc, (BotoCoreError, ClientError)):
-                raise self._fail(key, exc) from exc
             raise
 
     def _part(self, key: str, upload_id: str, number: int, body: bytes) -> dict[str, Any]:
-        response = self.client.upload_part(
-            Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
-        )
+        with self._io(key):
+            response = self.client.upload_part(
+                Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+            )
         return {"ETag": response["ETag"], "PartNumber": number}
 
     def presign_get(self, key: str, expires_in: int, filename: str, content_type: str) -> str:
@@ -410,20 +513,26 @@ class S3ObjectStore:
             raise self._fail(key, exc) from exc
 
 
+_client_lock = threading.Lock()
+
+
 def object_store() -> ObjectStore:
     """The store the current settings select."""
     if settings.S3_BUCKET:
-        client = _s3_client(
-            settings.S3_ENDPOINT_URL,
-            settings.S3_REGION,
-            settings.S3_ACCESS_KEY_ID,
-            settings.S3_SECRET_ACCESS_KEY,
-            (
-                float(settings.S3_CONNECT_TIMEOUT),
-                float(settings.S3_READ_TIMEOUT),
-                int(settings.S3_MAX_ATTEMPTS),
-            ),
-        )
+        # One thread builds the client; the others wait for it instead of each building one
+        # (tens of milliseconds of CPU each, all at once when a process starts under load).
+        with _client_lock:
+            client = _s3_client(
+                settings.S3_ENDPOINT_URL,
+                settings.S3_REGION,
+                settings.S3_ACCESS_KEY_ID,
+                settings.S3_SECRET_ACCESS_KEY,
+                (
+                    float(settings.S3_CONNECT_TIMEOUT),
+                    float(settings.S3_READ_TIMEOUT),
+                    int(settings.S3_MAX_ATTEMPTS),
+                ),
+            )
         return S3ObjectStore(client, settings.S3_BUCKET)
     return LocalObjectStore(Path(settings.OBJECT_STORE_DIR))
 

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from . import objects
@@ -15,10 +16,18 @@ from .cache import text_cache
 from .chunks import chunks_encode
 from .compression import CODEC_ZLIB, payload_compress
 from .delta import delta_apply, delta_apply_reference, delta_compute
-from .exceptions import BlobNotFound, ObjectNotFound, TextEncodingError, TextstoreIntegrityError
+from .exceptions import (
+    BlobNotFound,
+    ObjectNotFound,
+    ObjectStoreError,
+    TextEncodingError,
+    TextstoreIntegrityError,
+)
 from .models import Blob
 from .policy import ChainState, chain_cap, plain_delta_fits, snapshot_delta_fits
+from .references import blob_references
 from .selectors import (
+    OrphanBlob,
     blob_read,
     blob_stat,
     blob_stream,
@@ -259,6 +268,66 @@ def object_orphan_delete(*, key: str) -> bool:
     objects.object_delete(key=key)
     logger.info("textstore.orphan_deleted", extra={"key": key})
     return True
+
+
+@dataclass(frozen=True)
+class BlobsDeleted:
+    rows: int
+    bytes: int
+    objects: int
+
+
+def blob_orphans_delete(*, orphans: list[OrphanBlob]) -> BlobsDeleted:
+    """Delete blobs `blob_orphans` found, dependents first, in one transaction, then their
+    objects. Re-checked inside the transaction: a blob some app references by now, or that a
+    blob outside the set builds on, is kept (with its bases). An object whose delete fails is
+    left for the object-orphan pass of the next run (its row is gone)."""
+    if not orphans:
+        return BlobsDeleted(rows=0, bytes=0, objects=0)
+    candidates = {orphan.sha256: orphan for orphan in orphans}
+    with transaction.atomic():
+        list(
+            Blob.objects.select_for_update()
+            .filter(sha256__in=list(candidates))
+            .values_list("sha256", flat=True)
+        )
+        referenced = {sha for sha in blob_references() if sha in candidates}
+        outside = Blob.objects.filter(
+            Q(base_id__in=list(candidates)) | Q(anchor_id__in=list(candidates))
+        ).exclude(sha256__in=list(candidates))
+        kept = referenced | set(outside.values_list("base_id", flat=True))
+        kept |= set(outside.values_list("anchor_id", flat=True))
+        kept = _with_bases(kept, candidates)
+        doomed = [o for o in orphans if o.sha256 not in kept]  # deepest first
+        for depth in sorted({o.depth for o in doomed}, reverse=True):
+            Blob.objects.filter(sha256__in=[o.sha256 for o in doomed if o.depth == depth]).delete()
+    removed_objects = 0
+    for orphan in doomed:
+        if orphan.object_key:
+            try:
+                objects.object_delete(key=orphan.object_key)
+                removed_objects += 1
+            except ObjectStoreError:
+                logger.warning("textstore.orphan_object_kept", extra={"key": orphan.object_key})
+        logger.info("textstore.orphan_blob_deleted", extra={"sha": orphan.sha256})
+    return BlobsDeleted(
+        rows=len(doomed), bytes=sum(o.stored_size for o in doomed), objects=removed_objects
+    )
+
+
+def _with_bases(kept: set[str], candidates: dict[str, OrphanBlob]) -> set[str]:
+    """`kept` plus every candidate a kept blob builds on (base or anchor, transitively)."""
+    result = set(kept)
+    stack = [sha for sha in kept if sha in candidates]
+    while stack:
+        links = Blob.objects.filter(sha256__in=stack).values_list("base_id", "anchor_id")
+        stack = []
+        for pair in links:
+            for sha in pair:
+                if sha is not None and sha in candidates and sha not in result:
+                    result.add(sha)
+                    stack.append(sha)
+    return result
 
 
 EXPORT_CONTENT_TYPE = "text/plain; charset=utf-8"

@@ -25,8 +25,9 @@ from common.auth import request_actor
 
 from ..content import MODEL_MAX_CHARS, PROVIDERS
 from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
+from ..runs.limits import run_start
 from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
-from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue, run_create
+from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue
 from ..runs.stream import run_events, run_events_async, run_stream_open, stream_offset_parse
 from ..selectors import version_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
@@ -141,7 +142,7 @@ class VersionRunListCreateApi(ListAPIView):
         version = version_get_for_user(user=request.user, version_id=version_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = run_create(
+        result = run_start(
             actor=request_actor(request),
             version=version,
             variables=data.validated_data.get("variables"),

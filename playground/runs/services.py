@@ -157,7 +157,8 @@ def run_create(
     """Queue a run of `version`; the request is built now, with the export module's builder.
 
     With an `idempotency_key` (per version and user), a repeated call returns the first run.
-    The caller must already hold at least viewer access (selectors check it). With
+    The caller must already hold at least viewer access (selectors check it). A person's
+    request goes through `limits.run_start`, which adds the account's limits. With
     `enqueue=False` the run stays queued for a caller that executes it itself (an evaluation's
     cell task calls `run_execute` in its own worker).
     """
@@ -373,6 +374,12 @@ def run_execute(*, run_id: int) -> str:
             )
             return Status.FAILED
         return run.status
+    return run_execute_claimed(run_id=run_id)
+
+
+def run_execute_claimed(*, run_id: int) -> str:
+    """Stream the provider's reply into a run this caller has just claimed (queued → running
+    by `_claim` or `fair.run_claim_next`), and finish it. Returns the final status."""
     run = Run.objects.get(pk=run_id)
     writer = _Writer(run_id)
     tools: list[dict[str, Any]] = []

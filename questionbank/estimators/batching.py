@@ -15,9 +15,22 @@ import random
 from dataclasses import dataclass
 from functools import lru_cache
 
-# The simulation never runs more than this many requests, whatever the caller asks for.
-SIM_MAX_REQUESTS = 100_000
-SIM_DEFAULT_REQUESTS = 20_000
+from django.conf import settings
+
+
+def _sim_max_requests() -> int:
+    """ESTIMATE_SIM_MAX_REQUESTS, or its default where no Django settings are configured
+    (the estimators also run as plain Python)."""
+    if not settings.configured:
+        return 20_000
+    return int(getattr(settings, "ESTIMATE_SIM_MAX_REQUESTS", 20_000))
+
+
+# The simulation never runs more than this many requests, whatever the caller asks for: its
+# cost is linear in them (about 1 µs CPU each, whatever the timeout), and the page is public.
+# Asking for more is a 400 naming `requests` (ESTIMATE_SIM_MAX_REQUESTS, issue #21).
+SIM_MAX_REQUESTS = _sim_max_requests()
+SIM_DEFAULT_REQUESTS = min(20_000, SIM_MAX_REQUESTS)
 # Nor more GPUs than this (the fleet is a list in memory).
 SIM_MAX_GPUS = 10_000
 SIM_DEFAULT_SEED = 17

@@ -3,6 +3,7 @@ GET /api/v1/questions/{slug}/estimate/ — the three estimators end to end, and 
 
 import pytest
 
+from questionbank.estimators.batching import SIM_MAX_REQUESTS
 from tests.factories import api_client_for, make_user
 from tests.questionbank.test_seed import SLUGS
 
@@ -176,7 +177,7 @@ def test_caps_keep_the_worst_request_bounded(api):
         "latency_ms": "60000",
         "fill": "0.001",
         "timeout_ms": "60000",
-        "requests": "100000",
+        "requests": str(SIM_MAX_REQUESTS),
     }
     body = get(api, "llm-inference-api", params).json()
     assert body["gpus"] == 60_000_000_000
@@ -199,6 +200,7 @@ def test_estimates_are_rate_limited_per_client(api, client, settings):
 
     cache.clear()
     settings.ESTIMATE_RATE_LIMIT = 3
+    settings.ESTIMATE_ANON_RATE_LIMIT = 2  # a visitor not signed in gets the tighter cap
     for _ in range(3):
         assert get(api, "llm-inference-api", BATCH).status_code == 200
     limited = get(api, "llm-inference-api", BATCH)
@@ -208,12 +210,48 @@ def test_estimates_are_rate_limited_per_client(api, client, settings):
     # Another account has its own allowance; so does an anonymous page visitor.
     assert get(api_client_for(make_user()), "data-platform", {"x": "1"}).status_code == 400
     url = "/questions/llm-inference-api/estimate/"
-    for _ in range(3):
+    for _ in range(2):
         assert client.get(url, BATCH, HTTP_HX_REQUEST="true").status_code == 200
     page = client.get(url, BATCH, HTTP_HX_REQUEST="true")
     assert page.status_code == 429
     assert page["Retry-After"]
     cache.clear()
+
+
+def test_anonymous_page_estimates_have_the_tighter_limit(client, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.ESTIMATE_RATE_LIMIT = 5
+    settings.ESTIMATE_ANON_RATE_LIMIT = 1
+    url = "/questions/llm-inference-api/estimate/"
+    assert client.get(url, BATCH, HTTP_HX_REQUEST="true").status_code == 200
+    limited = client.get(url, BATCH, HTTP_HX_REQUEST="true")
+    assert limited.status_code == 429
+    assert int(limited["Retry-After"]) >= 1
+    assert "Too many estimates" in limited.content.decode()
+    cache.clear()
+
+
+def test_anonymous_page_simulation_past_the_cap_is_refused_naming_requests(client):
+    url = "/questions/llm-inference-api/estimate/"
+    params = {**BATCH, "timeout_ms": "0.001", "requests": "100000"}
+    page = client.get(url, params)
+    assert page.status_code == 400
+    assert "requests" in page.content.decode()
+
+
+def test_simulated_work_past_the_cap_is_a_400_naming_requests():
+    client = api_client_for(make_user())
+    params = {**BATCH, "timeout_ms": "0.001", "requests": str(SIM_MAX_REQUESTS + 1)}
+    response = client.get(URL.format("llm-inference-api"), params)
+    assert response.status_code == 400
+    assert response.json()["field"] == "requests"
+    assert response.json()["detail"].startswith("requests:")
+    # the request: 100,000 requests with a tiny timeout
+    response = client.get(URL.format("llm-inference-api"), {**params, "requests": "100000"})
+    assert response.status_code == 400
+    assert response.json()["field"] == "requests"
 
 
 def test_api_list_and_filter():

@@ -20,7 +20,6 @@ from tests.factories import api_client_for, make_user
 from tests.playground.factories import content
 from textstore.cache import text_cache
 from textstore.models import Blob
-from textstore.services import blob_put
 
 pytestmark = pytest.mark.django_db
 
@@ -128,8 +127,14 @@ def _keys(s3_storage) -> set[str]:
     return {item["Key"] for item in listed.get("Contents", [])}
 
 
+def _referenced_big_blob() -> Blob:
+    """BIG stored as a version's system prompt: referenced, so gc keeps it."""
+    _, root = prompt_create(actor=make_user(), title="big", content=content(system=BIG))
+    return Blob.objects.get(sha256=root.system_sha)
+
+
 def test_textstore_gc_finds_and_deletes_orphans_only(s3_storage, small_inline):
-    kept = blob_put(text=BIG)
+    kept = _referenced_big_blob()
     assert kept.object_key
     orphans = [f"blobs/{c * 64}" for c in "ab"]
     for key in orphans:
@@ -162,7 +167,7 @@ def test_textstore_gc_finds_and_deletes_orphans_only(s3_storage, small_inline):
 
 
 def test_textstore_gc_on_the_local_store(local_storage, small_inline):
-    kept = blob_put(text=BIG)
+    kept = _referenced_big_blob()
     orphan = local_storage / "blobs" / ("c" * 64)
     orphan.write_bytes(b"orphan")
     out = io.StringIO()

@@ -1,4 +1,5 @@
-"""Find (and with --delete, remove) objects in object storage that no blob row references."""
+"""Find (and with --delete, remove) stored texts nothing references: blob rows no version,
+revision or live upload uses (textstore.references), and objects no blob row references."""
 
 from datetime import timedelta
 from typing import Any
@@ -7,14 +8,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from textstore.selectors import object_orphans
-from textstore.services import export_copy_sweep, object_orphan_delete
+from textstore.selectors import blob_orphans, object_orphans
+from textstore.services import blob_orphans_delete, export_copy_sweep, object_orphan_delete
 
 
 class Command(BaseCommand):
     help = (
-        "List objects under blobs/ that no blob row references and that are older than a grace "
-        "period (left by a save killed between writing its object and committing its row). "
+        "List stored texts (blob rows and their objects) that no version, review revision or "
+        "live upload references, and objects under blobs/ that no blob row references, older "
+        "than a grace period (left by a failed or killed save). Delta bases of referenced "
+        "texts are always kept. "
         "Dry run by default; --delete removes them, and also the plain download copies under "
         "texts/ whose presigned URLs have all expired (SHARE_PRESIGNED_TTL)."
     )
@@ -31,6 +34,19 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         grace = options["grace"] if options["grace"] is not None else settings.TEXTSTORE_GC_GRACE
         cutoff = timezone.now() - timedelta(seconds=max(0, grace))
+        blobs = blob_orphans(older_than=cutoff)
+        for blob in blobs:
+            verb = "orphan" if not options["delete"] else "deleting"
+            self.stdout.write(f"{verb} blob {blob.sha256} ({blob.stored_size} bytes stored)")
+        if options["delete"]:
+            gone = blob_orphans_delete(orphans=blobs)
+            self.stdout.write(
+                f"deleted {gone.rows} orphan blobs ({gone.bytes} bytes, {gone.objects} objects)"
+            )
+        else:
+            self.stdout.write(
+                f"{len(blobs)} orphan blobs, {sum(b.stored_size for b in blobs)} bytes"
+            )
         found = deleted = size = 0
         for orphan in object_orphans(older_than=cutoff):
             found += 1

@@ -1,13 +1,16 @@
 """Rebuild every stored text from storage and check it against its SHA-256 and bookkeeping."""
 
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from textstore.exceptions import BlobNotFound, ObjectStoreError, TextstoreIntegrityError
 from textstore.models import Blob
-from textstore.selectors import blob_verify, object_orphans
+from textstore.selectors import blob_orphans, blob_verify, object_orphans
 
 
 class Command(BaseCommand):
@@ -35,13 +38,21 @@ class Command(BaseCommand):
             except (TextstoreIntegrityError, BlobNotFound, ObjectStoreError) as exc:
                 damaged.append(sha)
                 self.stderr.write(f"DAMAGED {sha}: {exc}")
-        orphans = 0
+        orphans = unreferenced = 0
         if not options["sha"]:
             for orphan in object_orphans():
                 orphans += 1
                 self.stdout.write(f"ORPHAN {orphan.key} ({orphan.size} bytes, no blob row)")
-        summary = f"checked {checked} blobs, {len(damaged)} damaged, {orphans} orphan objects"
-        if orphans:
+            # Unreferenced blobs past the gc grace period: not damage, but space to reclaim.
+            cutoff = timezone.now() - timedelta(seconds=max(0, settings.TEXTSTORE_GC_GRACE))
+            for blob in blob_orphans(older_than=cutoff):
+                unreferenced += 1
+                self.stdout.write(f"UNREFERENCED {blob.sha256} ({blob.stored_size} bytes)")
+        summary = (
+            f"checked {checked} blobs, {len(damaged)} damaged, {orphans} orphan objects,"
+            f" {unreferenced} unreferenced blobs"
+        )
+        if orphans or unreferenced:
             summary += " (remove old ones with `manage.py textstore_gc --delete`)"
         if damaged:
             raise CommandError(summary)
