@@ -54,18 +54,16 @@ def _run(prompt, testset, bar: float) -> tuple[int, str]:
     return 0, out.getvalue()
 
 
-def test_the_gate_passes_at_or_above_the_bar(gate, django_capture_on_commit_callbacks):
+def test_the_gate_passes_at_or_above_the_bar(gate):
     prompt, testset = gate
-    with django_capture_on_commit_callbacks(execute=True):
-        code, output = _run(prompt, testset, 0.6)
+    code, output = _run(prompt, testset, 0.6)
     assert code == 0
     assert "pass rate 0.667 (2 passed, 1 failed, 0 errors)" in output
 
 
-def test_the_gate_fails_below_the_bar(gate, django_capture_on_commit_callbacks):
+def test_the_gate_fails_below_the_bar(gate):
     prompt, testset = gate
-    with django_capture_on_commit_callbacks(execute=True):
-        code, output = _run(prompt, testset, 0.9)
+    code, output = _run(prompt, testset, 0.9)
     assert code == 3
     assert "Below the bar of 0.9: 1 column(s)." in output
 
