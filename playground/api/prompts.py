@@ -319,7 +319,12 @@ class LabelVersionApi(APIView):
 class VersionDiffApi(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("against", OpenApiTypes.INT, required=True),
+            OpenApiParameter(
+                "against",
+                OpenApiTypes.INT,
+                required=True,
+                description="The other version of this prompt (404 when there is none).",
+            ),
             OpenApiParameter("limit", OpenApiTypes.INT, required=False),
         ],
         responses=OpenApiTypes.OBJECT,
@@ -331,7 +336,10 @@ class VersionDiffApi(APIView):
             raise ContentInvalid(
                 "against: required (the id of the other version).", field="against"
             )
-        other = _parent_in(version.prompt, against_raw, field="against")
+        if not against_raw.isascii() or not against_raw.isdigit():
+            raise ContentInvalid("against: must be a version id.", field="against")
+        # Like every id: a version that is not there, or not of this prompt, is a 404.
+        other = version_in_prompt(prompt=version.prompt, version_id=against_raw)
         try:
             limit = max(1, min(int(request.query_params.get("limit", 400)), 100_000))
         except ValueError:
@@ -354,7 +362,14 @@ class VersionRevertApi(APIView):
         )
 
     @extend_schema(
-        request=InputSerializer, responses={201: PromptVersionListCreateApi.CreatedSerializer}
+        request=InputSerializer,
+        responses={
+            201: PromptVersionListCreateApi.CreatedSerializer,
+            200: PromptVersionListCreateApi.CreatedSerializer,
+        },
+        description="201 with the new version on top of `parent`. 200 when nothing was saved: "
+        "the content equals `parent`'s (`unchanged`: true, the body is `parent`) or an "
+        "identical child of `parent` exists (`created`: false, the body is that child).",
     )
     def post(self, request: Request, version_id: int) -> Response:
         target = version_get_for_user(
