@@ -123,7 +123,9 @@ def test_unconfigured_provider_is_a_clear_400_and_no_run(settings, provider):
     assert not Run.objects.exists()
 
 
-@pytest.mark.parametrize("version_provider,run_provider", [("anthropic", "openai"), ("openai", "anthropic")])
+@pytest.mark.parametrize(
+    "version_provider,run_provider", [("anthropic", "openai"), ("openai", "anthropic")]
+)
 def test_a_run_on_the_other_provider_sends_that_apis_export(
     providers, django_capture_on_commit_callbacks, version_provider, run_provider
 ):
