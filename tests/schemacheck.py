@@ -17,6 +17,7 @@ A failure names the operation, the method and path, the status and what did not 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -146,14 +147,31 @@ class SchemaMismatch(AssertionError):
     pass
 
 
-class ResponseChecker:
-    """Checks answers against `schema`; problems raise in the test's own thread and are kept
-    for the test's teardown when they happened elsewhere (a live server's thread)."""
+@functools.cache
+def api_schema_load() -> ApiSchema:
+    """The app's OpenAPI document as `/api/schema/` serves it, generated once per process."""
+    from drf_spectacular.generators import SchemaGenerator
+    from drf_spectacular.renderers import OpenApiJsonRenderer
 
-    def __init__(self, schema: ApiSchema) -> None:
-        self.schema = schema
+    document = SchemaGenerator().get_schema(request=None, public=True)
+    return ApiSchema(json.loads(OpenApiJsonRenderer().render(document)))
+
+
+class ResponseChecker:
+    """Checks answers against `schema` (by default the app's, loaded at the first API answer);
+    problems raise in the test's own thread and are kept for the test's teardown when they
+    happened elsewhere (a live server's thread)."""
+
+    def __init__(self, schema: ApiSchema | None = None) -> None:
+        self._schema = schema
         self.test_thread = threading.get_ident()
         self.elsewhere: list[Mismatch] = []
+
+    @property
+    def schema(self) -> ApiSchema:
+        if self._schema is None:
+            self._schema = api_schema_load()
+        return self._schema
 
     def check(self, request: Any, response: Any) -> None:
         path = request.path

@@ -316,6 +316,38 @@ class LabelVersionApi(APIView):
         return _conditional_version(request, version)
 
 
+class TextDiffSerializer(serializers.Serializer):
+    """One text's changes (`playground.diffing.text_diff_as_json`)."""
+
+    field = serializers.CharField(help_text="`system` or `messages.N.content`.")
+    role_before = serializers.CharField(allow_null=True)
+    role_after = serializers.CharField(allow_null=True)
+    added = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    truncated = serializers.BooleanField()
+    more = serializers.IntegerField()
+    lines_before = serializers.IntegerField(help_text="Unchanged lines before `rows`.")
+    chars_after = serializers.IntegerField(help_text="Unchanged characters after `rows`.")
+    cut = serializers.BooleanField(help_text="The changed region was longer than is diffed.")
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+# `from` is a Python keyword, so the class is built from a dict of its fields.
+VersionDiffSerializer = type(
+    "VersionDiffSerializer",
+    (serializers.Serializer,),
+    {
+        "__doc__": "Two versions of one prompt compared: text diffs and field changes.",
+        "from": serializers.IntegerField(help_text="The `against` version."),
+        "to": serializers.IntegerField(),
+        "texts": TextDiffSerializer(many=True, help_text="Only the texts that changed."),
+        "changes": serializers.ListField(
+            child=serializers.DictField(), help_text="Changed fields other than texts."
+        ),
+    },
+)
+
+
 class VersionDiffApi(APIView):
     @extend_schema(
         parameters=[
@@ -327,7 +359,7 @@ class VersionDiffApi(APIView):
             ),
             OpenApiParameter("limit", OpenApiTypes.INT, required=False),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=VersionDiffSerializer,
     )
     def get(self, request: Request, version_id: int) -> Response:
         version = version_get_for_user(user=request.user, version_id=version_id)
