@@ -138,7 +138,8 @@ def test_the_main_flows_through_a_generated_client(generated, live_server, setti
 
     # Diff between the two versions; a diff against an unknown id is a 404 the client knows.
     diff = call("v1_versions_diff_retrieve").sync(child_id, client=client, against=root_id)
-    assert diff["from"] == root_id and diff["to"] == child_id and diff["texts"]
+    assert diff.from_ == root_id and diff.to == child_id
+    assert [t.field for t in diff.texts] == ["system"]
     missing = call("v1_versions_diff_retrieve").sync_detailed(
         child_id, client=client, against=99_999_999
     )
