@@ -68,14 +68,25 @@ def _model(package, name: str):
     return getattr(importlib.import_module(f"{package.__name__}.models"), name)
 
 
-def test_the_main_flows_through_a_generated_client(generated, live_server, settings):
-    settings.RUN_ECHO_DELAY_MS = 0
+@pytest.fixture
+def clients(generated, live_server):
+    """The owner's client (an API key) and an anonymous one, closed before the live server
+    and the database go away (an open keep-alive connection would outlive them)."""
     owner = make_user("owner")
-    make_user("reader")
     _, key = api_token_create(actor=owner)
-    client = generated.AuthenticatedClient(
-        base_url=live_server.url, token=key, prefix="Token", raise_on_unexpected_status=True
-    )
+    with (
+        generated.AuthenticatedClient(
+            base_url=live_server.url, token=key, prefix="Token", raise_on_unexpected_status=True
+        ) as client,
+        generated.Client(base_url=live_server.url, raise_on_unexpected_status=True) as anonymous,
+    ):
+        yield client, anonymous
+
+
+def test_the_main_flows_through_a_generated_client(generated, clients, settings):
+    settings.RUN_ECHO_DELAY_MS = 0
+    make_user("reader")
+    client, anonymous = clients
     call = lambda operation: _call(generated, operation)  # noqa: E731
     model = lambda name: _model(generated, name)  # noqa: E731
 
@@ -161,7 +172,6 @@ def test_the_main_flows_through_a_generated_client(generated, live_server, setti
     )
     assert link.status_code == 201
     token = link.parsed.url.rstrip("/").rsplit("/", 1)[1]
-    anonymous = generated.Client(base_url=live_server.url, raise_on_unexpected_status=True)
     shared = call("v1_shared_retrieve").sync_detailed(token, client=anonymous)
     assert shared.status_code == 200 and shared.parsed.id == child_id
     revoked = call("v1_links_destroy").sync_detailed(link.parsed.id, client=client)
