@@ -157,11 +157,33 @@ _INTEGER = re.compile(r"-?[0-9]+")
 
 class StrictPageNumberPagination(PageNumberPagination):
     """Page-number pagination that refuses (400) a `page` that is not an integer — DRF reads an
-    empty `?page=` as page 1 — so what the schema documents as an integer is one. An integer
-    with no such page stays DRF's 404."""
+    empty `?page=` as page 1 — and a `page_size` that is not a whole number from 1 to
+    `max_page_size` — DRF silently falls back to the default — so what the schema documents
+    is what is accepted. An integer with no such page stays DRF's 404."""
 
     def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
         values = request.query_params.getlist(self.page_query_param)
         if values and (len(values) > 1 or not _INTEGER.fullmatch(values[0])):
             raise DomainError("page: must be a whole number.", field="page")
+        if self.page_size_query_param:
+            self._page_size_check(request.query_params.getlist(self.page_size_query_param))
         return super().paginate_queryset(queryset, request, view)
+
+    def _page_size_check(self, values: list[str]) -> None:
+        name = self.page_size_query_param
+        if not values:
+            return
+        if len(values) > 1 or not _INTEGER.fullmatch(values[0]) or int(values[0]) < 1:
+            raise DomainError(f"{name}: must be a whole number from 1.", field=name)
+        if self.max_page_size is not None and int(values[0]) > self.max_page_size:
+            raise DomainError(f"{name}: at most {self.max_page_size}.", field=name)
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                schema = {"type": "integer", "minimum": 1}
+                if self.max_page_size is not None:
+                    schema["maximum"] = self.max_page_size
+                parameter["schema"] = schema
+        return parameters

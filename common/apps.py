@@ -8,6 +8,7 @@ class CommonConfig(AppConfig):
     verbose_name = "Shared kernel"
 
     def ready(self) -> None:
-        from common.fields import strict_text_install
+        from common.fields import strict_boolean_install, strict_text_install
 
         strict_text_install()
+        strict_boolean_install()

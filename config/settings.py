@@ -184,6 +184,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # A PATCH body is the operation's own serializer, required fields included: the API has no
+    # "partial update of the same shape" (a label's PATCH needs `protected`).
+    "COMPONENT_SPLIT_PATCH": False,
     "ENUM_NAME_OVERRIDES": {
         "ShareAccessEnum": "playground.models.ShareLink.Access",
         "SourceEnum": "questionbank.models.Source",

@@ -32,6 +32,7 @@ DEFAULT_MODELS = {
     "openai": "gpt-4.1-mini",
     "echo": "echo-1",
 }
+
 MAX_TOKENS_LIMIT = 1_000_000
 MAX_STOP_SEQUENCES = 16
 MAX_MESSAGES = 500
@@ -87,6 +88,13 @@ class VersionContent(TypedDict):
     tools: list[Tool]
     response_format: ResponseFormat | None
     variables: dict[str, str]
+
+
+def model_for_provider(*, content: VersionContent, provider: str) -> str:
+    """The model a call of this version on `provider` names: the version's own model on its own
+    provider, that provider's default model on any other. A run on another provider (compare)
+    and the export for the other API both ask here, so the run sends what the export shows."""
+    return content["model"] if provider == content["provider"] else DEFAULT_MODELS[provider]
 
 
 # Checks one long text (system, a message's content) of raw input; returns the text to store.

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .content import Params, Tool, VersionContent
+from .content import Params, Tool, VersionContent, model_for_provider
 
 Api = Literal["anthropic", "openai"]
 ExportFormat = Literal["curl", "python", "typescript", "json"]
@@ -156,9 +156,19 @@ _MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
 _OFFLINE_PROVIDERS = {"echo": "Redline's offline echo provider"}
 
 
+def export_content(*, content: VersionContent, api: Api) -> VersionContent:
+    """The version as the call to `api` sends it. A version of the other API's provider gets
+    the model a run of it on `api`'s provider names (`model_for_provider`), so a compare run
+    and the export agree; anything else (its own API, the offline echo provider) is unchanged."""
+    provider = content.get("provider")
+    if provider == api or provider not in _SPECS:
+        return content
+    return {**content, "provider": api, "model": model_for_provider(content=content, provider=api)}
+
+
 def export_warnings(*, content: VersionContent, api: Api) -> list[str]:
-    """What will make this export fail or misbehave. Nothing is rewritten: the export sends
-    exactly the version's model and texts; these words only say what to change first."""
+    """What will make this export fail or misbehave, or where it differs from the version: the
+    texts are exactly the version's, the model too except on the other provider's API."""
     warnings: list[str] = []
     spec = _spec(api)
     declared = content.get("variables") or {}
@@ -179,6 +189,13 @@ def export_warnings(*, content: VersionContent, api: Api) -> list[str]:
         warnings.append(
             f"This version uses {_OFFLINE_PROVIDERS[provider]} (model {model!r}); the "
             f"{spec.title} has no such model and will refuse the call. Pick a real model first."
+        )
+    elif provider != api:
+        sent = export_content(content=content, api=api)["model"]
+        warnings.append(
+            f"This version runs on {provider} (model {model!r}), which the {spec.title} does "
+            f"not serve: this export names {sent!r}, the model a run of it on {api} uses. "
+            "Change the model if you want another."
         )
     elif not model.lower().startswith(_MODEL_FAMILIES[api]):
         warnings.append(
@@ -282,6 +299,7 @@ def export_request(
     """
     spec = _spec(api)
     _check_mode(variables)
+    content = export_content(content=content, api=api)
     values = content.get("variables") or {}
 
     def text(value: str) -> str:

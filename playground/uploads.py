@@ -21,6 +21,7 @@ upload's object is deleted when it is named.
 """
 
 import logging
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -84,6 +85,9 @@ class UploadTarget:
 def _expires_in() -> int:
     return int(settings.UPLOAD_EXPIRES_SECONDS)
 
+
+# What `upload_create` accepts as a SHA-256 (either case); the API schema states the same.
+SHA256_HEX_PATTERN = r"^[0-9a-fA-F]{64}$"
 
 _RATE_SCOPE = "uploads"
 
@@ -156,9 +160,9 @@ def upload_create(*, actor: User, size: Any, sha256: Any) -> UploadTarget:
     limit = int(settings.UPLOAD_MAX_BYTES)
     if size > limit:
         raise ContentInvalid(f"size: at most {limit} bytes may be uploaded.", field="size")
-    digest = sha256.lower() if isinstance(sha256, str) else ""
-    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    if not isinstance(sha256, str) or not re.fullmatch(SHA256_HEX_PATTERN, sha256):
         raise ContentInvalid("sha256: must be 64 hexadecimal digits.", field="sha256")
+    digest = sha256.lower()
     upload_id = uuid.uuid4()
     expires_in = _expires_in()
     _upload_rate_check(actor=actor)

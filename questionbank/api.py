@@ -173,7 +173,7 @@ class QuestionEstimateApi(APIView):
         parameters=[
             OpenApiParameter(
                 param.name,
-                float if not param.integer else int,
+                param.openapi_schema(),
                 required=False,
                 description=f"{slug}: {param.label} ({param.unit}), {param.describe_range()}"
                 + ("" if param.required else "; optional"),

@@ -3,6 +3,8 @@
 - `s3_server`: a moto S3 server over HTTP on loopback (one per test session), with a bucket.
 - `s3_storage`: points the app's object storage at that server for one test.
 - `chromium_path`: Debian's Chromium, or a skip with the reason.
+- `_answers_match_the_schema` (every test): each `/api/v1/` answer is checked against its
+  operation in the OpenAPI schema (tests/schemacheck.py).
 """
 
 import copy
@@ -125,6 +127,41 @@ def _isolated_object_store(request, tmp_path_factory, settings) -> None:
     elif "s3_storage" not in request.fixturenames:
         settings.S3_BUCKET = ""
         settings.OBJECT_STORE_DIR = tmp_path_factory.mktemp("objects")
+
+
+@pytest.fixture(scope="session")
+def api_schema():
+    """The app's OpenAPI document as `/api/schema/` serves it, generated once per session."""
+    from tests.schemacheck import api_schema_load
+
+    return api_schema_load()
+
+
+@pytest.fixture(autouse=True)
+def _answers_match_the_schema(request, monkeypatch) -> Iterator[None]:
+    """Every answer under /api/v1/ in every test must match its operation's schema: status
+    documented, content type documented, JSON body valid. A mismatch fails the test, naming
+    the operation, method, path and status (tests/schemacheck.py). Tests marked
+    `schema_checked_by_test` check answers themselves (schemathesis)."""
+    if request.node.get_closest_marker("schema_checked_by_test"):
+        yield
+        return
+    from django.core.handlers.base import BaseHandler
+
+    from tests.schemacheck import ResponseChecker
+
+    checker = ResponseChecker()  # the schema is generated at the first API answer
+    get_response = BaseHandler.get_response
+
+    def checked_get_response(self, http_request):
+        response = get_response(self, http_request)
+        checker.check(http_request, response)
+        return response
+
+    monkeypatch.setattr(BaseHandler, "get_response", checked_get_response)
+    yield
+    if checker.elsewhere:
+        pytest.fail("\n".join(str(problem) for problem in checker.elsewhere), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -259,13 +259,50 @@ class PromptVersionListCreateApi(ListAPIView):
         return _saved(result)
 
 
+class TextDiffSerializer(serializers.Serializer):
+    """One text's changes (`playground.diffing.text_diff_as_json`)."""
+
+    field = serializers.CharField(help_text="`system` or `messages.N.content`.")
+    role_before = serializers.CharField(allow_null=True)
+    role_after = serializers.CharField(allow_null=True)
+    added = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    truncated = serializers.BooleanField()
+    more = serializers.IntegerField()
+    lines_before = serializers.IntegerField(help_text="Unchanged lines before `rows`.")
+    chars_after = serializers.IntegerField(help_text="Unchanged characters after `rows`.")
+    cut = serializers.BooleanField(help_text="The changed region was longer than is diffed.")
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+# `from` is a Python keyword, so the class is built from a dict of its fields.
+VersionDiffSerializer = type(
+    "VersionDiffSerializer",
+    (serializers.Serializer,),
+    {
+        "__doc__": "Two versions of one prompt compared: text diffs and field changes.",
+        "from": serializers.IntegerField(help_text="The `against` version."),
+        "to": serializers.IntegerField(),
+        "texts": TextDiffSerializer(many=True, help_text="Only the texts that changed."),
+        "changes": serializers.ListField(
+            child=serializers.DictField(), help_text="Changed fields other than texts."
+        ),
+    },
+)
+
+
 class VersionDiffApi(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("against", OpenApiTypes.INT, required=True),
+            OpenApiParameter(
+                "against",
+                OpenApiTypes.INT,
+                required=True,
+                description="The other version of this prompt (404 when there is none).",
+            ),
             OpenApiParameter("limit", OpenApiTypes.INT, required=False),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=VersionDiffSerializer,
     )
     def get(self, request: Request, version_id: int) -> Response:
         version = version_get_for_user(user=request.user, version_id=version_id)
@@ -274,7 +311,10 @@ class VersionDiffApi(APIView):
             raise ContentInvalid(
                 "against: required (the id of the other version).", field="against"
             )
-        other = _parent_in(version.prompt, against_raw, field="against")
+        if not against_raw.isascii() or not against_raw.isdigit():
+            raise ContentInvalid("against: must be a version id.", field="against")
+        # Like every id: a version that is not there, or not of this prompt, is a 404.
+        other = version_in_prompt(prompt=version.prompt, version_id=against_raw)
         try:
             limit = max(1, min(int(request.query_params.get("limit", 400)), 100_000))
         except ValueError:
@@ -297,7 +337,14 @@ class VersionRevertApi(APIView):
         )
 
     @extend_schema(
-        request=InputSerializer, responses={201: PromptVersionListCreateApi.CreatedSerializer}
+        request=InputSerializer,
+        responses={
+            201: PromptVersionListCreateApi.CreatedSerializer,
+            200: PromptVersionListCreateApi.CreatedSerializer,
+        },
+        description="201 with the new version on top of `parent`. 200 when nothing was saved: "
+        "the content equals `parent`'s (`unchanged`: true, the body is `parent`) or an "
+        "identical child of `parent` exists (`created`: false, the body is that child).",
     )
     def post(self, request: Request, version_id: int) -> Response:
         target = version_get_for_user(

@@ -38,6 +38,11 @@ class UsageSerializer(serializers.Serializer):
     output_tokens = serializers.IntegerField(allow_null=True)
 
 
+# A timing is null until the run has reached the moment it measures to (and stays null for a
+# run that never did, e.g. one cancelled while queued).
+_MILLISECONDS = serializers.IntegerField(allow_null=True, min_value=0)
+
+
 class RunSerializer(serializers.ModelSerializer):
     version = serializers.IntegerField(source="version_id")
     prompt = serializers.IntegerField(source="version.prompt_id")
@@ -81,15 +86,15 @@ class RunSerializer(serializers.ModelSerializer):
     def get_usage(self, run: Run) -> dict[str, int | None]:
         return {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens}
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(_MILLISECONDS)
     def get_queue_ms(self, run: Run) -> int | None:
         return run_timings(run=run).queue_ms
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(_MILLISECONDS)
     def get_time_to_first_token_ms(self, run: Run) -> int | None:
         return run_timings(run=run).time_to_first_token_ms
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(_MILLISECONDS)
     def get_total_ms(self, run: Run) -> int | None:
         return run_timings(run=run).total_ms
 

@@ -11,8 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.schema import ApiErrorSerializer
 
-from ..uploads import upload_create, upload_receive
+from ..uploads import SHA256_HEX_PATTERN, upload_create, upload_receive
 
 
 class UploadCreateApi(APIView):
@@ -20,9 +21,11 @@ class UploadCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         size = serializers.IntegerField(
-            help_text="Bytes of the UTF-8 text (at most UPLOAD_MAX_BYTES)."
+            min_value=0, help_text="Bytes of the UTF-8 text (at most UPLOAD_MAX_BYTES)."
         )
-        sha256 = serializers.CharField(help_text="SHA-256 of those bytes, 64 hex digits.")
+        sha256 = serializers.RegexField(
+            SHA256_HEX_PATTERN, help_text="SHA-256 of those bytes, 64 hex digits."
+        )
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.UUIDField(help_text='Name it in a version as {"upload": id}.')
@@ -77,8 +80,12 @@ class UploadPutApi(APIView):
         request={"application/octet-stream": OpenApiTypes.BINARY},
         responses={
             200: StoredSerializer,
-            400: OpenApiResponse(description="Content-Length is not the declared size."),
-            404: OpenApiResponse(description="Unknown, expired or used upload URL."),
+            400: OpenApiResponse(
+                ApiErrorSerializer, description="Content-Length is not the declared size."
+            ),
+            404: OpenApiResponse(
+                ApiErrorSerializer, description="Unknown, expired or used upload URL."
+            ),
         },
         description="The body is streamed to storage without being held in memory; it must be "
         "exactly the declared size.",

@@ -27,11 +27,11 @@ from django.utils import timezone
 from common.exceptions import Conflict, Forbidden
 
 from ..content import (
-    DEFAULT_MODELS,
     MODEL_MAX_CHARS,
     PROVIDERS,
     VersionContent,
     content_placeholders,
+    model_for_provider,
 )
 from ..exceptions import ContentInvalid
 from ..export import export_request, export_sdk_arguments
@@ -99,11 +99,7 @@ def _choose_model(content: VersionContent, provider: Any, model: Any) -> tuple[s
     if chosen_provider not in PROVIDERS:
         raise ContentInvalid(f"provider: must be one of {', '.join(PROVIDERS)}.", field="provider")
     if model in (None, ""):
-        model = (
-            content["model"]
-            if chosen_provider == content["provider"]
-            else DEFAULT_MODELS[chosen_provider]
-        )
+        model = model_for_provider(content=content, provider=chosen_provider)
     if not isinstance(model, str) or not model.strip() or len(model) > MODEL_MAX_CHARS:
         raise ContentInvalid(f"model: must be 1-{MODEL_MAX_CHARS} characters.", field="model")
     return chosen_provider, model.strip()

@@ -29,6 +29,17 @@ class Param:
     inclusive_minimum: bool = False
     help: str = ""
 
+    def openapi_schema(self) -> dict[str, Any]:
+        """The range `param_parse` accepts, as an OpenAPI 3.0 schema for the query parameter."""
+        schema: dict[str, Any] = {
+            "type": "integer" if self.integer else "number",
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+        }
+        if not self.inclusive_minimum:
+            schema["exclusiveMinimum"] = True
+        return schema
+
     def describe_range(self) -> str:
         low = "≥" if self.inclusive_minimum else ">"
         return f"{low} {_number(self.minimum)} and ≤ {_number(self.maximum)}"

@@ -199,15 +199,17 @@ def test_query_count_does_not_grow_with_history_or_format(owner, api):
     assert counts["short"] == counts["long"], counts
 
 
-def test_export_warnings_in_the_json_api_never_rewrite_the_model(api, owner):
+def test_export_for_the_other_api_names_its_model_and_says_so(api, owner):
     prompt, v1 = make_prompt(
         owner,
         messages=[{"role": "user", "content": "Review {{design}} for {{audience}}"}],
     )
     body = api.get(f"/api/v1/versions/{v1.pk}/export/?api=openai&format=json&as=json").json()
     assert any("{{audience}}" in w and "literally" in w for w in body["warnings"])
-    assert any("'claude-sonnet-4-6'" in w for w in body["warnings"])
-    assert '"model": "claude-sonnet-4-6"' in body["text"]  # never silently rewritten
+    # The OpenAI export of a Claude version names the model a run of it on openai uses ...
+    assert '"model": "gpt-4.1-mini"' in body["text"]
+    # ... and never silently: the warning names both models.
+    assert any("'claude-sonnet-4-6'" in w and "'gpt-4.1-mini'" in w for w in body["warnings"])
     assert not any("{{design}}" in w for w in body["warnings"])
     own = api.get(f"/api/v1/versions/{v1.pk}/export/?api=anthropic&format=curl&as=json").json()
     assert [w for w in own["warnings"] if "model" in w.lower()] == []

@@ -121,3 +121,28 @@ def test_unconfigured_provider_is_a_clear_400_and_no_run(settings, provider):
     key = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
     assert key in response.json()["detail"]
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "version_provider,run_provider", [("anthropic", "openai"), ("openai", "anthropic")]
+)
+def test_a_run_on_the_other_provider_sends_that_apis_export(
+    providers, django_capture_on_commit_callbacks, version_provider, run_provider
+):
+    """Compare on another provider: the run names the same model as that API's export of the
+    version (one mapping, `model_for_provider`), and sends the export's body."""
+    owner = make_user()
+    api = api_client_for(owner)
+    _, version = make_prompt(owner, provider=version_provider, model=MODELS[version_provider])
+    run = _run(api, version.pk, django_capture_on_commit_callbacks, provider=run_provider)
+    assert run["status"] == "done", run["error"]
+    received = providers.requests[0].body
+    export = api.get(
+        f"/api/v1/versions/{version.pk}/export/",
+        {"api": run_provider, "format": "json", "as": "json"},
+    ).json()
+    exported = json.loads(export["text"])
+    assert received["model"] == run["model"] == exported["model"] == MODELS[run_provider]
+    streaming = {"stream"} | ({"stream_options"} if run_provider == "openai" else set())
+    assert {k: v for k, v in received.items() if k not in streaming} == exported
+    assert any(MODELS[version_provider] in w for w in export["warnings"])
