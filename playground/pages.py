@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from .content import VersionContent
 from .models import Label, PromptVersion
@@ -12,6 +13,7 @@ from .selectors import (
     label_list,
     version_content,
     version_newest,
+    version_number,
     version_window,
 )
 from .texts import ContentPreview, version_preview
@@ -47,6 +49,7 @@ class PromptPage:
     # version_page_content): then only `preview` is shown and the rest loads by range.
     content: VersionContent | None
     preview: ContentPreview
+    parent_number: int | None  # the selected version's parent (v3 is 3), None for the root
 
     @property
     def layout(self) -> Layout:
@@ -131,4 +134,11 @@ def prompt_page_build(
         selected_labels=[label.name for label in labels if label.version_id == selected.pk],
         content=content,
         preview=preview,
+        parent_number=version_number(prompt=access.prompt, version_id=selected.parent_id),
     )
+
+
+def version_url(version: PromptVersion) -> str:
+    """The prompt page showing `version`: /playground/p/<prompt>/v<number>/ (the number the
+    page shows; `?v=<id>` addresses from older links still open the same page)."""
+    return reverse("playground:version", args=[version.prompt_id, version.number])

@@ -31,6 +31,12 @@
   document.addEventListener("click", function (event) {
     const button = event.target.closest("[data-diff-nav]");
     if (button) jump(Number(button.dataset.diffNav));
+    // A click anywhere on a fold's bar (not only on its small links) shows what it hides.
+    const fold = event.target.closest(".diff-fold");
+    if (fold && !event.target.closest("button, a")) {
+      const all = fold.querySelector(".diff-expand-all");
+      if (all) all.click();
+    }
   });
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
