@@ -349,11 +349,17 @@ def content_placeholders(content: VersionContent) -> list[str]:
     return list(seen)
 
 
-def variables_unfilled_check(*, content: VersionContent, values: dict[str, str]) -> None:
+def variables_unfilled_check(
+    *, content: VersionContent, values: dict[str, str], declared_only: bool = False
+) -> None:
     """Every placeholder the texts use needs a non-empty value in `values`; the first that has
     none is a ContentInvalid naming it. Runs (API and page) and exports (API and panel) check
-    with this one rule, so an empty variable is never sent as ""."""
+    with this one rule, so an empty variable is never sent as "". `declared_only` (exports)
+    checks only the names the version declares: an export sends an undeclared `{{name}}`
+    literally, braces and all (a prompt may show template syntax), with a warning."""
     for name in content_placeholders(content):
+        if declared_only and name not in values:
+            continue
         if not values.get(name):
             state = "is empty" if name in values else "has no value"
             raise ContentInvalid(

@@ -12,8 +12,9 @@ object and fill the placeholders from it when they run (the same pattern as `tem
 pass), so an unedited export sends exactly the substituted body. curl always sends the
 substituted body: filling JSON-escaped values into a heredoc needs a tool (jq, python) that a
 bare shell may not have. Whenever the texts are filled here (``substitute``, and curl), a
-placeholder without a non-empty value is refused (ContentInvalid naming `variables.<name>`), as
-a run refuses it: an export never sends an empty variable as "".
+declared variable the texts use without a non-empty value is refused (ContentInvalid naming
+`variables.<name>`), as a run refuses it: an export never sends an empty variable as "". An
+undeclared `{{name}}` is sent literally (a prompt may show template syntax), with a warning.
 """
 
 from __future__ import annotations
@@ -630,7 +631,9 @@ def export_render(
     _check_mode(variables)
     if variables == "substitute" or format == "curl":
         # The texts are filled here: every placeholder needs a non-empty value (as for a run).
-        variables_unfilled_check(content=content, values=dict(content.get("variables") or {}))
+        variables_unfilled_check(
+            content=content, values=dict(content.get("variables") or {}), declared_only=True
+        )
     if format == "curl":
         # curl always sends the defaults (see the module docstring).
         return _render_curl(export_request(content=content, api=api), spec)

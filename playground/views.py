@@ -821,7 +821,9 @@ def _shared_exports(
     if content is None or preview.lazy:
         return [], ""
     try:
-        variables_unfilled_check(content=content, values=dict(content.get("variables") or {}))
+        variables_unfilled_check(
+            content=content, values=dict(content.get("variables") or {}), declared_only=True
+        )
     except ContentInvalid as error:
         return [], error.message
     exports = [

@@ -74,6 +74,15 @@ def test_export_keep_mode_leaves_the_placeholder_for_the_code_to_fill(owner):
     assert "{{design}}" in response.json()["text"]
 
 
+def test_export_sends_an_undeclared_placeholder_literally_with_a_warning(owner):
+    _, version = make_prompt(
+        owner, messages=[{"role": "user", "content": "Show {{design}} as {{example}} syntax"}]
+    )
+    body = _export(owner, version, api="anthropic", format="json").json()
+    assert "{{example}}" in body["text"]
+    assert any("{{example}} is used but not declared" in w for w in body["warnings"])
+
+
 def test_export_with_a_default_is_unchanged(owner):
     _, version = make_prompt(owner)
     response = _export(owner, version, api="openai", format="json")
