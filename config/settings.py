@@ -432,3 +432,8 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# --- playground flows, round two (issue 23) ---
+# A diff's fold offers "Show all" only up to this many hidden lines; a longer fold opens a
+# FOLD_STEP at a time (its whole text, thousands of rows, would stall the page).
+PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 1000)

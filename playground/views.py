@@ -448,6 +448,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             + query
             + ("&view=split" if split else ""),
             "fold_step": FOLD_STEP,
+            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
         },
     )
 
@@ -479,6 +480,7 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             + f"?a=v{a.number}&b=v{b.number}"
             + ("&view=split" if request.GET.get("view") == "split" else ""),
             "fold_step": FOLD_STEP,
+            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
         },
     )
 
@@ -577,14 +579,6 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
                 error=f"“{current.name}” is already on v{version.number}: nothing to change.",
                 name_value=name,
                 status=409,
-            )
-        if expected is None and current is not None:
-            message = (
-                f"A label “{current.name}” already exists, on v{current.version.number}."
-                " Move it here?"
-            )
-            return _labels_answer(
-                request, access, version, error=message, retry=current, status=409
             )
         return _labels_answer(
             request, access, version, error=error.message, retry=current, status=409

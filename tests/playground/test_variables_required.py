@@ -18,9 +18,7 @@ def owner():
 
 
 def _run(owner, version, **body):
-    return api_client_for(owner).post(
-        f"/api/v1/versions/{version.pk}/runs/", body, format="json"
-    )
+    return api_client_for(owner).post(f"/api/v1/versions/{version.pk}/runs/", body, format="json")
 
 
 def _export(owner, version, **params):
