@@ -146,6 +146,16 @@ def test_unsaved_edits_ask_before_they_are_lost(new_page, artifacts_dir, width):
     page.locator(".label-badge", has_text="staging → v2").first.click()
     page.wait_for_url(f"**/playground/p/{world.prompt.pk}/v2/")
 
+    # The new-prompt page guards what was typed the same way.
+    page.goto("/playground/new/")
+    page.get_by_label("Title").fill("Half-written")
+    page.locator(".crumbs a", has_text="Playground").click()
+    dialog.wait_for()
+    assert "not created yet" in dialog.inner_text()
+    page.screenshot(path=artifacts_dir / f"unsaved-new-{width}.png")
+    dialog.get_by_role("button", name="Stay").click()
+    assert page.get_by_label("Title").input_value() == "Half-written"
+
 
 # --- 2. phones: nothing scrolls sideways, the editor is uncovered ------------------------------
 
