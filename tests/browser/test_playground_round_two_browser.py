@@ -256,7 +256,7 @@ def test_playground_pages_have_no_axe_violations(
     page = _page(new_page, WIDTHS[width])
     login(page, f"axe{width}")
     p = world.prompt.pk
-    found: dict[str, list] = {}
+    found = {}
     for name, path in {
         "list": "/playground/",
         "new": "/playground/new/",
@@ -421,7 +421,7 @@ def test_diff_numbers_do_not_wrap_and_a_fold_opens_on_click(new_page, artifacts_
 def test_label_names_are_checked_as_you_type_and_kept(new_page, artifacts_dir, width):
     world = _world(f"lab{width}")
     page = _page(new_page, WIDTHS[width])
-    problems: list[str] = []
+    problems = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     login(page, f"lab{width}")
     page.goto(f"/playground/p/{world.prompt.pk}/v2/")
