@@ -121,7 +121,7 @@ def test_unsaved_edits_ask_before_they_are_lost(new_page, artifacts_dir, width):
     assert system.input_value() == "A changed system prompt that is not saved yet."
 
     # Closing the tab asks through the browser (beforeunload).
-    seen: list[str] = []
+    seen = []
     page.on("dialog", lambda d: (seen.append(d.type), d.dismiss()))
     page.close(run_before_unload=True)
     page.wait_for_function("() => true")
