@@ -436,4 +436,4 @@ CONTENT_SECURITY_POLICY = {
 # --- playground flows, round two (issue 23) ---
 # A diff's fold offers "Show all" only up to this many hidden lines; a longer fold opens a
 # FOLD_STEP at a time (its whole text, thousands of rows, would stall the page).
-PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 1000)
+PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 2000)
