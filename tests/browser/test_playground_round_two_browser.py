@@ -9,13 +9,15 @@ Screenshots go to var/test-artifacts/<test>/.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from playground.models import Label, Prompt, PromptVersion, ShareLink
+from accounts.services import api_token_create
+from playground.models import Label, Prompt, PromptVersion, Run, ShareLink
 from playground.services import label_move, share_link_create, share_link_revoke
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
 from tests.browser.test_playground_browser import login
@@ -38,6 +40,7 @@ class World:
     token: str
     revoked: str
     expired: str
+    run: Run
 
 
 def _world(username: str) -> World:
@@ -53,6 +56,7 @@ def _world(username: str) -> World:
     ).version
     v3 = save(owner, prompt, v2, message="rank risks", system="Rank risks, worst first.\n").version
     label_move(actor=owner, prompt=prompt, name="staging", version=v2)
+    api_token_create(actor=owner, expires_at=timezone.now() + timedelta(days=30))  # a key row
     _, token = share_link_create(actor=owner, prompt=prompt, access="public", version=v2)
     gone, revoked = share_link_create(actor=owner, prompt=prompt, access="public", version=v2)
     share_link_revoke(actor=owner, link=gone)
@@ -64,7 +68,23 @@ def _world(username: str) -> World:
         expires_at=timezone.now() + timedelta(hours=1),
     )
     ShareLink.objects.filter(pk=old.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
-    return World(prompt, v1, v2, v3, token, revoked, expired)
+    now = timezone.now()
+    run = Run.objects.create(  # a finished run with a long unbroken line in its output
+        version=v3,
+        created_by=owner,
+        provider="echo",
+        model="echo-1",
+        variables={"design": "a CDN"},
+        request={"method": "POST", "url": "echo:", "headers": {}, "body": {}},
+        status=Run.Status.DONE,
+        output="A long line: " + "x" * 400 + "\nand a short one.",
+        input_tokens=12,
+        output_tokens=40,
+        started_at=now,
+        first_token_at=now,
+        finished_at=now,
+    )
+    return World(prompt, v1, v2, v3, token, revoked, expired, run)
 
 
 def _page(new_page, size: dict[str, int]):
@@ -162,6 +182,7 @@ def test_unsaved_edits_ask_before_they_are_lost(new_page, artifacts_dir, width):
 
 def test_every_playground_page_fits_a_phone(new_page, artifacts_dir):
     world = _world("pho")
+    run = world.run
     page = _page(new_page, PHONE)
     login(page, "pho")
     p = world.prompt.pk
@@ -172,6 +193,8 @@ def test_every_playground_page_fits_a_phone(new_page, artifacts_dir):
         "diff": f"/playground/p/{p}/diff/?a=v1&b=v3",
         "diff-split": f"/playground/p/{p}/diff/?a=v1&b=v3&view=split",
         "compare": f"/playground/p/{p}/compare/",
+        "compare-with-runs": f"/playground/p/{p}/compare/?a=v3&b=v3&run_a={run.pk}&run_b={run.pk}",
+        "run": f"/playground/runs/{run.pk}/",
         "api-keys": "/accounts/keys/",
         "shared": f"/s/{world.token}",
         "shared-revoked": f"/s/{world.revoked}",
@@ -181,6 +204,11 @@ def test_every_playground_page_fits_a_phone(new_page, artifacts_dir):
         page.wait_for_load_state("networkidle")
         _no_sideways_scroll(page, name)
         page.screenshot(path=artifacts_dir / f"{name}-375.png", full_page=True)
+    # The API keys table is a stack of cards: its Revoke button is on screen.
+    page.goto("/accounts/keys/")
+    revoke_key = page.get_by_role("button", name=re.compile("^Revoke key"))
+    kbox = revoke_key.bounding_box()
+    assert kbox["x"] >= 0 and kbox["x"] + kbox["width"] <= PHONE["width"]
 
     # The prompt page: the tree is a closed section; the editor is on top of nothing.
     page.goto(f"/playground/p/{p}/v3/")
@@ -268,6 +296,10 @@ def test_playground_pages_have_no_axe_violations(
         "shared": f"/s/{world.token}",
         "shared-revoked": f"/s/{world.revoked}",
         "shared-expired": f"/s/{world.expired}",
+        "run": f"/playground/runs/{world.run.pk}/",
+        "compare-with-runs": (
+            f"/playground/p/{p}/compare/?a=v3&b=v3&run_a={world.run.pk}&run_b={world.run.pk}"
+        ),
     }.items():
         page.goto(path)
         page.wait_for_load_state("networkidle")
