@@ -521,3 +521,8 @@ S3_BREAKER_FAILURES = env_int("S3_BREAKER_FAILURES", 3)
 S3_BREAKER_COOLDOWN = env_float("S3_BREAKER_COOLDOWN", 15.0)
 S3_MAX_IN_FLIGHT = env_int("S3_MAX_IN_FLIGHT", 4)
 S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 0.5)
+
+# --- playground flows, round two (issue 23) ---
+# A diff's fold offers "Show all" only up to this many hidden lines; a longer fold opens a
+# FOLD_STEP at a time (its whole text, thousands of rows, would stall the page).
+PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 2000)

@@ -355,3 +355,23 @@ def content_placeholders(content: VersionContent) -> list[str]:
         for match in PLACEHOLDER.finditer(text):
             seen.setdefault(match.group(1), None)
     return list(seen)
+
+
+def variables_unfilled_check(
+    *, content: VersionContent, values: dict[str, str], declared_only: bool = False
+) -> None:
+    """Every placeholder the texts use needs a non-empty value in `values`; the first that has
+    none is a ContentInvalid naming it. Runs (API and page) and exports (API and panel) check
+    with this one rule, so an empty variable is never sent as "". `declared_only` (exports)
+    checks only the names the version declares: an export sends an undeclared `{{name}}`
+    literally, braces and all (a prompt may show template syntax), with a warning."""
+    for name in content_placeholders(content):
+        if declared_only and name not in values:
+            continue
+        if not values.get(name):
+            state = "is empty" if name in values else "has no value"
+            raise ContentInvalid(
+                f"variables.{name}: {{{{{name}}}}} is used in the prompt but {state}; fill it in"
+                " or declare a non-empty default.",
+                field=f"variables.{name}",
+            )

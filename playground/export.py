@@ -11,7 +11,10 @@ placeholders stay in the body; the Python and TypeScript exports then start with
 object and fill the placeholders from it when they run (the same pattern as `template_fill`, one
 pass), so an unedited export sends exactly the substituted body. curl always sends the
 substituted body: filling JSON-escaped values into a heredoc needs a tool (jq, python) that a
-bare shell may not have.
+bare shell may not have. Whenever the texts are filled here (``substitute``, and curl), a
+declared variable the texts use without a non-empty value is refused (ContentInvalid naming
+`variables.<name>`), as a run refuses it: an export never sends an empty variable as "". An
+undeclared `{{name}}` is sent literally (a prompt may show template syntax), with a warning.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .content import Params, Tool, VersionContent, model_for_provider
+from .content import Params, Tool, VersionContent, model_for_provider, variables_unfilled_check
 
 Api = Literal["anthropic", "openai"]
 ExportFormat = Literal["curl", "python", "typescript", "json"]
@@ -182,6 +185,17 @@ def export_warnings(*, content: VersionContent, api: Api) -> list[str]:
         warnings.append(
             f"{{{{{name}}}}} is used but not declared as a variable: it is sent literally, "
             "braces and all. Declare it with a default or remove it."
+        )
+    params = content.get("params") or {}
+    if (
+        api == "anthropic"
+        and params.get("temperature") is not None
+        and params.get("top_p") is not None
+    ):
+        warnings.append(
+            "Both temperature and top_p are set: recent Claude models (Sonnet 4.5, Haiku 4.5, "
+            "Opus 4.1 and later) refuse a call that sets both. Unset one of them (Top p empty) "
+            "unless your model accepts both."
         )
     model = str(content.get("model") or "")
     provider = str(content.get("provider") or "")
@@ -633,6 +647,11 @@ def export_render(
     """A version as runnable text in `format`; every format renders the same `export_request`."""
     spec = _spec(api)
     _check_mode(variables)
+    if variables == "substitute" or format == "curl":
+        # The texts are filled here: every placeholder needs a non-empty value (as for a run).
+        variables_unfilled_check(
+            content=content, values=dict(content.get("variables") or {}), declared_only=True
+        )
     if format == "curl":
         # curl always sends the defaults (see the module docstring).
         return _render_curl(export_request(content=content, api=api), spec)

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from .content import VersionContent
 from .fetch import version_fetch_etag
@@ -13,6 +14,7 @@ from .selectors import (
     label_list,
     version_content,
     version_newest,
+    version_number,
     version_window,
 )
 from .texts import ContentPreview, version_preview
@@ -49,6 +51,7 @@ class PromptPage:
     content: VersionContent | None
     preview: ContentPreview
     fetch_etag: str  # what `GET /api/v1/versions/{id}/` answers as the selected version's ETag
+    parent_number: int | None  # the selected version's parent (v3 is 3), None for the root
 
     @property
     def layout(self) -> Layout:
@@ -136,4 +139,11 @@ def prompt_page_build(
         fetch_etag=version_fetch_etag(
             version=selected, text_totals=[text.total for text in preview.texts]
         ),
+        parent_number=version_number(prompt=access.prompt, version_id=selected.parent_id),
     )
+
+
+def version_url(version: PromptVersion) -> str:
+    """The prompt page showing `version`: /playground/p/<prompt>/v<number>/ (the number the
+    page shows; `?v=<id>` addresses from older links still open the same page)."""
+    return reverse("playground:version", args=[version.prompt_id, version.number])

@@ -23,6 +23,7 @@ from .content import PROVIDERS
 from .diffing import words_diff
 from .exceptions import NotFound, PlaygroundError
 from .models import Prompt, PromptVersion, Role, Run
+from .pages import version_url
 from .runs.limits import run_start
 from .runs.selectors import (
     RunAccess,
@@ -137,7 +138,7 @@ def run_start_view(request: HttpRequest, version_id: int) -> HttpResponse:
         )
     except PlaygroundError as error:
         messages.error(request, error.message)
-        return redirect(f"{reverse('playground:prompt', args=[version.prompt_id])}?v={version.pk}")
+        return redirect(version_url(version))
     return redirect("playground:run", run_id=result.run.pk)
 
 
@@ -175,7 +176,7 @@ def run_continue_view(request: HttpRequest, run_id: int) -> HttpResponse:
         if result.created
         else f"v{version.number} already continues this run with that message.",
     )
-    return redirect(f"{reverse('playground:prompt', args=[version.prompt_id])}?v={version.pk}")
+    return redirect(version_url(version))
 
 
 # --- compare ----------------------------------------------------------------------------------
@@ -192,12 +193,20 @@ class CompareSide:
 
 
 def _side(
-    request: HttpRequest, prompt: Prompt, key: str, versions: list[PromptVersion]
+    request: HttpRequest, prompt: Prompt, key: str, versions: list[PromptVersion], default: int
 ) -> CompareSide:
+    """One side: `?a=v3` names version 3 (a bare integer is a version id, from older links);
+    without one, the version numbered `default`."""
+    by_number = {v.number: v for v in versions}
     by_id = {v.pk: v for v in versions}
-    raw = request.GET.get(key) or request.POST.get(key)
+    raw = request.GET.get(key) or request.POST.get(key) or ""
     try:
-        version = by_id[int(raw)] if raw else versions[-1]
+        if not raw:
+            version = by_number[default]
+        elif raw[:1] in ("v", "V"):
+            version = by_number[int(raw[1:])]
+        else:
+            version = by_id[int(raw)]
     except (KeyError, ValueError):
         raise Http404 from None
     full = _version(request, version.pk)
@@ -224,8 +233,13 @@ def compare_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     """Two versions (or one version on two models) side by side on the same variables."""
     prompt = _prompt(request, prompt_id)
     versions = list(version_tree(prompt=prompt))
-    a = _side(request, prompt, "a", versions)
-    b = _side(request, prompt, "b", versions)
+    # By default B is the newest version and A the one it came from (never the same twice).
+    b = _side(request, prompt, "b", versions, versions[-1].number)
+    by_id = {v.pk: v for v in versions}
+    parent = by_id.get(b.version.parent_id or 0)
+    earlier = [v for v in versions if v.number < b.version.number]
+    before = parent or (earlier[-1] if earlier else b.version)
+    a = _side(request, prompt, "a", versions, before.number)
     if request.method == "POST":
         return _compare_start(request, prompt, a, b)
     variables: dict[str, str] = {}
@@ -261,6 +275,10 @@ def _compare_start(
         for key, value in request.POST.items()
         if key.startswith("var:")
     }
+    page = (
+        f"{reverse('playground:compare', args=[prompt.pk])}"
+        f"?a=v{a.version.number}&b=v{b.version.number}"
+    )
     runs: dict[str, int] = {}
     try:
         for side in (a, b):
@@ -274,13 +292,8 @@ def _compare_start(
             runs[side.key] = result.run.pk
     except PlaygroundError as error:
         messages.error(request, error.message)
-        return redirect(
-            f"{reverse('playground:compare', args=[prompt.pk])}?a={a.version.pk}&b={b.version.pk}"
-        )
-    return redirect(
-        f"{reverse('playground:compare', args=[prompt.pk])}?a={a.version.pk}&b={b.version.pk}"
-        f"&run_a={runs['a']}&run_b={runs['b']}"
-    )
+        return redirect(page)
+    return redirect(f"{page}&run_a={runs['a']}&run_b={runs['b']}")
 
 
 @login_required

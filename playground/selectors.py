@@ -163,11 +163,28 @@ def version_get_for_user(
 
 
 def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
-    """A version of an already-authorised prompt (for parents, targets, diff partners)."""
+    """A version of an already-authorised prompt (for parents, targets, diff partners).
+
+    `version_id` is what addresses carry: `v7` names the version by its number within the
+    prompt (what links show); a bare integer is the version's id (older links, form fields).
+    """
+    if isinstance(version_id, str) and version_id[:1] in ("v", "V"):
+        lookup = {"number": object_id_parse(version_id[1:])}
+    else:
+        lookup = {"pk": object_id_parse(version_id)}
     return object_get_or_not_found(
-        PromptVersion.objects.select_related("author"),
-        pk=object_id_parse(version_id),
-        prompt=prompt,
+        PromptVersion.objects.select_related("author"), prompt=prompt, **lookup
+    )
+
+
+def version_number(*, prompt: Prompt, version_id: int | None) -> int | None:
+    """The number (v3 is 3) of one of `prompt`'s versions, or None (no id, no such version)."""
+    if version_id is None:
+        return None
+    return (
+        PromptVersion.objects.filter(prompt=prompt, pk=version_id)
+        .values_list("number", flat=True)
+        .first()
     )
 
 
@@ -393,6 +410,26 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
     if link.expires_at is not None and link.expires_at <= timezone.now():
         return None
     return link
+
+
+def share_link_ended(*, token: str) -> str:
+    """Why a token that opens nothing once did: "revoked" or "expired" (its link, on a prompt
+    still live), else "" (never a link, or its prompt is archived). Says nothing more, so a
+    holder of a dead link learns only that it ended, not what it showed or whose it was."""
+    if not isinstance(token, str) or not 8 <= len(token) <= 128 or not token.isascii():
+        return ""
+    link = (
+        ShareLink.objects.filter(token_hash=token_hash(token), prompt__archived_at__isnull=True)
+        .only("revoked_at", "expires_at")
+        .first()
+    )
+    if link is None:
+        return ""
+    if link.revoked_at is not None:
+        return "revoked"
+    if link.expires_at is not None and link.expires_at <= timezone.now():
+        return "expired"
+    return ""
 
 
 def share_link_version(*, link: ShareLink) -> PromptVersion | None:

@@ -12,7 +12,7 @@ from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
 
 from .exceptions import NotFound
 from .models import AccessLogEntry, PromptVersion, ShareLink
-from .selectors import share_link_resolve, share_link_version
+from .selectors import share_link_ended, share_link_resolve, share_link_version
 from .services import ACCESS_LOG_FETCH_RESOLUTION, access_log_record
 
 SCOPE = "share-token"
@@ -20,6 +20,15 @@ SCOPE = "share-token"
 
 class LoginRequired(Exception):
     """A `login` link opened without a session."""
+
+
+class LinkEnded(NotFound):
+    """A real link that was revoked or has expired (`reason`). Still a NotFound, so the API
+    answers it as any unknown token (404); the shared page says which (410)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _limit() -> Limit:
@@ -47,6 +56,9 @@ def shared_open(
     version = share_link_version(link=link) if link is not None else None
     if link is None or version is None:
         ratelimit_hit(scope=SCOPE, ident=ident, limit=_limit())
+        reason = share_link_ended(token=token) if link is None else ""
+        if reason:
+            raise LinkEnded(reason)
         raise NotFound
     if link.access == ShareLink.Access.LOGIN and not request.user.is_authenticated:
         raise LoginRequired

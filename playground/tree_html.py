@@ -27,7 +27,7 @@ class TreeHtml:
     rows: SafeString  # the <ol>'s content
 
 
-def _graph(layout: Layout, selected_id: int) -> str:
+def _graph(layout: Layout, selected_id: int, base: str) -> str:
     parts = [
         f'<path d="{e.path}" class="tree-edge" data-parent="{e.parent_id}" '
         f'data-child="{e.child_id}"/>'
@@ -41,7 +41,7 @@ def _graph(layout: Layout, selected_id: int) -> str:
     for n in layout.nodes:
         selected = n.id == selected_id
         parts.append(
-            f'<a href="?v={n.id}" tabindex="-1"><circle cx="{n.x}" cy="{n.y}" '
+            f'<a href="{base}v{n.number}/" tabindex="-1"><circle cx="{n.x}" cy="{n.y}" '
             f'r="{7 if selected else 5}" class="tree-node lane-{n.lane}'
             f'{" tree-node-selected" if selected else ""}" data-version="{n.id}"/></a>'
         )
@@ -53,7 +53,7 @@ def _clip(text: str, length: int) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
-def _row(node: Node, selected_id: int, compare_from: int) -> str:
+def _row(node: Node, selected_id: int, compare_from: int, base: str) -> str:
     """One version's row. Every value from a user (message, author, label names) goes through
     `escape`; the rest are integers and fixed text."""
     version: TreeVersion = node.obj
@@ -62,9 +62,9 @@ def _row(node: Node, selected_id: int, compare_from: int) -> str:
     author = version.author
     n = node.number
     parent = (
-        f'<a class="tree-from muted" href="?v={node.parent_id}" tabindex="-1" '
+        f'<a class="tree-from muted" href="{base}v{node.parent_number}/" tabindex="-1" '
         f'title="Its parent, v{node.parent_number}, is not drawn">from v{node.parent_number}</a>'
-        if node.parent_elided
+        if node.parent_elided and node.parent_number is not None
         else ""
     )
     labels = "".join(
@@ -74,11 +74,11 @@ def _row(node: Node, selected_id: int, compare_from: int) -> str:
     return (
         f'<li class="tree-row{" tree-row-selected" if selected else ""}" '
         f'title="v{n}: {escape(version.message)}" data-version="{node.id}" data-number="{n}">'
-        f'<input type="radio" name="a" value="{node.id}" aria-label="Compare from v{n}"'
+        f'<input type="radio" name="a" value="v{n}" aria-label="Compare from v{n}"'
         f"{' checked' if node.id == compare_from else ''}>"
-        f'<input type="radio" name="b" value="{node.id}" aria-label="Compare to v{n}"'
+        f'<input type="radio" name="b" value="v{n}" aria-label="Compare to v{n}"'
         f"{' checked' if selected else ''}>"
-        f'<a class="tree-link" href="?v={node.id}"><strong>v{n}</strong> '
+        f'<a class="tree-link" href="{base}v{n}/"><strong>v{n}</strong> '
         f"{escape(_clip(version.message or '(no message)', 60))}</a>{parent}{labels}"
         f'<span class="tree-meta muted" title="{escape(author)}, {at:%Y-%m-%d %H:%M} UTC">'
         f"{escape(_clip(author, 10))} · "
@@ -107,10 +107,11 @@ def tree_html(
     The first gap offers "Show older versions" (the tree with `next_shown` of the newest)."""
     first_gap = layout.gaps[0].row if layout.gaps else None
     older = reverse("playground:tree", args=[prompt_id])
+    base = reverse("playground:prompt", args=[prompt_id])  # + "v7/": the version's page
     rows = []
     for row in layout.rows:
         if isinstance(row, Node):
-            rows.append(_row(row, selected_id, compare_from))
+            rows.append(_row(row, selected_id, compare_from, base))
             continue
         button = (
             format_html(
@@ -129,6 +130,6 @@ def tree_html(
         )
         rows.append(_gap(row, button))
     return TreeHtml(
-        graph=mark_safe(_graph(layout, selected_id)),  # noqa: S308 (numbers and fixed text)
+        graph=mark_safe(_graph(layout, selected_id, base)),  # noqa: S308 (numbers and fixed text)
         rows=mark_safe("".join(rows)),  # noqa: S308 (user text escaped in _row)
     )

@@ -21,7 +21,13 @@ from common.exceptions import Forbidden
 from common.limits import TITLE_MAX_CHARS
 from questionbank.selectors import question_by_slug, question_list
 
-from .content import DEFAULT_MODELS, PROVIDERS, VersionContent, content_validate
+from .content import (
+    DEFAULT_MODELS,
+    PROVIDERS,
+    VersionContent,
+    content_validate,
+    variables_unfilled_check,
+)
 from .diffing import FOLD_STEP, diff_expand
 from .editor import editor_settings, editor_values_for_version, editor_values_from_post
 from .exceptions import ContentInvalid, LabelConflict, NotFound, PlaygroundError
@@ -34,6 +40,7 @@ from .pages import (
     tree_shown_parse,
     version_page_content,
     version_tree_view,
+    version_url,
 )
 from .selectors import (
     PromptAccess,
@@ -47,6 +54,7 @@ from .selectors import (
     prompt_list_shared_with_user,
     share_link_list,
     version_in_prompt,
+    version_number,
 )
 from .services import (
     SaveResult,
@@ -63,7 +71,7 @@ from .services import (
     share_link_create,
     share_link_revoke,
 )
-from .shared import LoginRequired, shared_open
+from .shared import LinkEnded, LoginRequired, shared_open
 from .texts import ContentPreview, version_content_diff
 from .tree_html import TreeHtml, tree_html
 from .uploads import content_prepare
@@ -126,6 +134,7 @@ def _editor_context(values: dict[str, Any]) -> dict[str, Any]:
         "editor": values,
         "providers": PROVIDERS,
         "default_models": DEFAULT_MODELS,
+        "provider_models": [(p, DEFAULT_MODELS[p]) for p in PROVIDERS],
         "editor_limits": editor_settings(),
     }
 
@@ -254,6 +263,11 @@ def _prompt_page(
             "selected": selected,
             "selected_labels": page.selected_labels,
             "fetch_etag": page.fetch_etag,
+            "parent_number": page.parent_number,
+            # The fetch example names a label the prompt has: this version's, else main's.
+            "fetch_label": next(
+                iter([*page.selected_labels, *(label.name for label in page.labels)]), ""
+            ),
             **_texts_context(page.content, page.preview, _version_text_urls(selected)),
             "error": error,
             "versions_count": page.versions_count,
@@ -273,9 +287,11 @@ def _version_editor(version: PromptVersion, values: dict[str, Any] | None) -> di
 
 
 @login_required
-def prompt_detail_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
+def prompt_detail_view(
+    request: HttpRequest, prompt_id: int, number: int | None = None
+) -> HttpResponse:
     access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
-    version_id = request.GET.get("v")
+    version_id = f"v{number}" if number is not None else request.GET.get("v")
     selected = _version_or_404(access.prompt, version_id) if version_id else None
     try:
         shown = tree_shown_parse(request.GET.get("show"))
@@ -351,7 +367,7 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
         )
     version = result.version
     messages.add_message(request, *_save_notice(result, parent, request.POST.get("main_at", "")))
-    return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={version.pk}")
+    return redirect(version_url(version))
 
 
 def _save_notice(result: SaveResult, parent: PromptVersion, main_seen: str) -> tuple[int, str]:
@@ -393,7 +409,7 @@ def version_revert_view(request: HttpRequest, prompt_id: int, version_id: int) -
         messages.success(
             request, f"Reverted: v{result.version.number} has the content of v{target.number}."
         )
-    return redirect(f"{reverse('playground:prompt', args=[prompt.pk])}?v={result.version.pk}")
+    return redirect(version_url(result.version))
 
 
 def _diff_versions(
@@ -413,7 +429,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt, a, b = _diff_versions(request, prompt_id)
     split = request.GET.get("view") == "split"
     diff = version_content_diff(before=a, after=b, limit=None)
-    query = f"?a={a.pk}&b={b.pk}"
+    query = f"?a=v{a.number}&b=v{b.number}"
     return render(
         request,
         "playground/diff.html",
@@ -433,6 +449,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             + query
             + ("&view=split" if split else ""),
             "fold_step": FOLD_STEP,
+            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
         },
     )
 
@@ -461,9 +478,10 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             "blocks": diff_expand(text.rows, start=start, end=end, direction=direction),
             "split": request.GET.get("view") == "split",
             "expand_url": request.path
-            + f"?a={a.pk}&b={b.pk}"
+            + f"?a=v{a.number}&b=v{b.number}"
             + ("&view=split" if request.GET.get("view") == "split" else ""),
             "fold_step": FOLD_STEP,
+            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
         },
     )
 
@@ -497,11 +515,12 @@ def _labels_answer(
     error: str = "",
     retry: Label | None = None,
     field_error: bool = False,
+    name_value: str = "",
     status: int = 200,
 ) -> HttpResponse:
     """A success reloads the page (the tree and badges show labels too) with a message; an
     error or a conflict swaps just the labels panel under htmx, keeping the retry at hand."""
-    page_url = f"{reverse('playground:prompt', args=[access.prompt.pk])}?v={selected.pk}"
+    page_url = version_url(selected)
     if not request.htmx or not error:
         if error:
             messages.error(request, error)
@@ -521,6 +540,7 @@ def _labels_answer(
             "label_error": error,
             "label_retry": retry,
             "label_field_error": field_error,
+            "label_name_value": name_value,  # what was typed stays in the field
         },
         status=status,
     )
@@ -551,6 +571,16 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
         )
     except LabelConflict as error:
         current = label_list(prompt=prompt).filter(name=name).first()
+        if current is not None and current.version_id == version.pk:
+            # "Create" with the name of a label already here: nothing to move, say so.
+            return _labels_answer(
+                request,
+                access,
+                version,
+                error=f"“{current.name}” is already on v{version.number}: nothing to change.",
+                name_value=name,
+                status=409,
+            )
         return _labels_answer(
             request, access, version, error=error.message, retry=current, status=409
         )
@@ -559,7 +589,13 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
     except PlaygroundError as error:
         field_error = error.field == "name"
         return _labels_answer(
-            request, access, version, error=error.message, field_error=field_error, status=400
+            request,
+            access,
+            version,
+            error=error.message,
+            field_error=field_error,
+            name_value=name,
+            status=400,
         )
     verb = "Created" if expected is None else "Moved"
     return _labels_answer(
@@ -589,6 +625,13 @@ def _share_context(prompt: Prompt, selected_id: Any) -> dict[str, Any]:
         "grants": grant_list(prompt=prompt),
         "log": access_log(prompt=prompt, limit=20),
         "selected_id": selected_id,
+        # The dialog names the version a pinned link would show ("v3 (pinned)").
+        "selected_number": version_number(
+            prompt=prompt,
+            version_id=int(selected_id)
+            if str(selected_id).isdigit() and len(str(selected_id)) < 12
+            else None,
+        ),
         "now": timezone.now(),
         "presigned_ttl": settings.SHARE_PRESIGNED_TTL,
     }
@@ -733,6 +776,13 @@ def _shared_or_response(
         return shared_open(request=request, token=token, path="page")
     except LoginRequired:
         return _login_then_resume(request, token)
+    except LinkEnded as ended:
+        # 410 Gone: the link existed and ended. Only that is said (not whose, not what).
+        response = render(
+            request, "playground/shared_ended.html", {"reason": ended.reason}, status=410
+        )
+        response["Referrer-Policy"] = "same-origin"
+        return response
 
 
 SHARED_RESUME_KEY = "shared_resume_token"
@@ -757,12 +807,21 @@ def shared_resume_view(request: HttpRequest) -> HttpResponse:
     return redirect("shared-page", token=token)
 
 
-def _shared_exports(content: VersionContent | None, preview: ContentPreview) -> list[dict]:
-    """The export variants shown inline; each holds every text whole, so only while no text
-    is long (else the page would grow with the text)."""
+def _shared_exports(
+    content: VersionContent | None, preview: ContentPreview
+) -> tuple[list[dict[str, str]], str]:
+    """The export variants shown inline, or why there are none: each holds every text whole,
+    so only while no text is long (else the page would grow with the text), and only when
+    every variable has a value (an export never sends an empty variable)."""
     if content is None or preview.lazy:
-        return []
-    return [
+        return [], ""
+    try:
+        variables_unfilled_check(
+            content=content, values=dict(content.get("variables") or {}), declared_only=True
+        )
+    except ContentInvalid as error:
+        return [], error.message
+    exports = [
         {
             "title": f"{api_title} — {fmt_title}",
             "text": export_render(content=content, api=api, format=fmt),
@@ -770,6 +829,7 @@ def _shared_exports(content: VersionContent | None, preview: ContentPreview) -> 
         for api, api_title in EXPORT_APIS
         for fmt, fmt_title in EXPORT_FORMATS
     ]
+    return exports, ""
 
 
 def shared_view(request: HttpRequest, token: str) -> HttpResponse:
@@ -780,6 +840,7 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
         return opened
     link, version = opened
     content, preview = version_page_content(version=version)
+    exports, exports_refused = _shared_exports(content, preview)
     response = render(
         request,
         "playground/shared.html",
@@ -796,7 +857,8 @@ def shared_view(request: HttpRequest, token: str) -> HttpResponse:
                     f"&version={version.pk}",
                 ),
             ),
-            "exports": _shared_exports(content, preview),
+            "exports": exports,
+            "exports_refused": exports_refused,
             "token": token,
         },
     )

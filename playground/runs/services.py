@@ -30,8 +30,8 @@ from ..content import (
     MODEL_MAX_CHARS,
     PROVIDERS,
     VersionContent,
-    content_placeholders,
     model_for_provider,
+    variables_unfilled_check,
 )
 from ..exceptions import ContentInvalid
 from ..export import export_request, export_sdk_arguments
@@ -83,14 +83,9 @@ def run_variables_resolve(*, content: VersionContent, given: Any) -> dict[str, s
                 f"variables.{name}: at most {MAX_VARIABLE_CHARS} characters, no NUL.",
                 field=f"variables.{name}",
             )
-    values = {**declared, **given}
-    missing = [name for name in content_placeholders(content) if name not in values]
-    if missing:
-        raise ContentInvalid(
-            f"variables: {{{{{missing[0]}}}}} is used in the prompt but has no value; declare it"
-            " with a default or pass it in `variables`.",
-            field="variables",
-        )
+    # An empty value falls back to the version's default; empty or missing after that is a 400.
+    values = {**declared, **{name: value for name, value in given.items() if value}}
+    variables_unfilled_check(content=content, values=values)
     return dict(sorted(values.items()))
 
 

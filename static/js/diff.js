@@ -31,6 +31,13 @@
   document.addEventListener("click", function (event) {
     const button = event.target.closest("[data-diff-nav]");
     if (button) jump(Number(button.dataset.diffNav));
+    // A click anywhere on a fold's bar (not only on its small links) opens it: all of it when
+    // it offers that, else its first lines.
+    const fold = event.target.closest(".diff-fold");
+    if (fold && !event.target.closest("button, a")) {
+      const open = fold.querySelector(".diff-expand-all") || fold.querySelector(".diff-expand");
+      if (open) open.click();
+    }
   });
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) return;

@@ -68,6 +68,19 @@
     }
   });
 
+  // Another provider: its default model replaces the old provider's (echo-1 is no Claude).
+  const provider = form.querySelector("select[name=provider]");
+  const model = form.querySelector("input[name=model]");
+  const modelNote = document.getElementById("model-note");
+  if (provider && model) {
+    provider.addEventListener("change", function () {
+      const chosen = provider.options[provider.selectedIndex];
+      if (!chosen.dataset.model || model.value === chosen.dataset.model) return;
+      model.value = chosen.dataset.model;
+      if (modelNote) modelNote.textContent = "Model set to " + chosen.dataset.model + ", " + chosen.value + "'s default; change it if you need another.";
+    });
+  }
+
   // An error from the server names a field: put the cursor there.
   const error = form.querySelector(".form-errors[data-field]");
   if (error && error.dataset.field) {

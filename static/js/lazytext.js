@@ -56,7 +56,7 @@
         })
         .then(function (range) {
           if (range.offset !== loaded) throw { shown: "The server answered a different range; reload the page." };
-          body.appendChild(document.createTextNode(range.text));
+          body.insertBefore(document.createTextNode(range.text), sentinel);
           loaded += range.length;
           total = range.total;
           if (range.length === 0) loaded = total;
@@ -83,7 +83,8 @@
       observer = new IntersectionObserver(function (entries) {
         near = entries.some(function (entry) { return entry.isIntersecting; });
         if (near && !failed) next();
-      }, { rootMargin: "0px 0px 800px 0px" });
+        // The text scrolls inside its own box (bounded height): near its end, not the page's.
+      }, { root: body, rootMargin: "0px 0px 800px 0px" });
       observer.observe(sentinel);
     }
     show();

@@ -235,7 +235,8 @@
       const runs = sides.map(function (side) {
         const key = side.dataset.side;
         const declared = side.dataset.declared ? side.dataset.declared.split(",") : [];
-        const version = side.querySelector('select[name="' + key + '"]').value;
+        const select = side.querySelector('select[name="' + key + '"]');
+        const version = select.options[select.selectedIndex].dataset.id;
         const slot = document.querySelector('[data-slot="' + key + '"]');
         const body = {
           variables: variablesOf(compare, declared),

@@ -224,14 +224,50 @@
     }
   });
 
+  // A chosen file takes the text's place at once: the old text is hidden (kept, to undo) and a
+  // note where it was says what will be saved, with a button to keep the current text.
+  function showReplacement(box, file) {
+    const current = box.querySelector("textarea[data-text], .large-text");
+    let note = box.querySelector(".replace-note");
+    if (!file) {
+      if (note) note.remove();
+      if (current) current.hidden = false;
+      return;
+    }
+    if (!note) {
+      note = document.createElement("div");
+      note.className = "replace-note";
+      note.setAttribute("role", "status");
+      const text = document.createElement("p");
+      const keep = document.createElement("button");
+      keep.type = "button";
+      keep.className = "button button-small button-secondary";
+      keep.textContent = "Keep the current text";
+      keep.addEventListener("click", function () {
+        const input = box.querySelector("input[type=file][data-file]");
+        input.value = "";
+        showReplacement(box, null);
+        say("");
+        if (current) current.focus();
+      });
+      note.append(text, keep);
+      box.querySelector(".replace-file").before(note);
+    }
+    note.querySelector("p").textContent =
+      "Replaced by " + file.name + " (" + formatSize(file.size) + ") when you save; the current text is set aside until then.";
+    if (current) current.hidden = true;
+  }
+
   form.addEventListener("change", function (event) {
     const input = event.target;
     if (!input.matches || !input.matches("input[type=file][data-file]")) return;
     const box = input.closest("[data-text-field]");
     if (input.files.length) {
       const file = input.files[0];
+      showReplacement(box, file);
       say("On save, " + fieldLabel(box) + " will be replaced by " + file.name + " (" + formatSize(file.size) + "), uploaded first.");
     } else {
+      showReplacement(box, null);
       say("");
     }
   });

@@ -196,11 +196,11 @@ def test_run_streams_then_continue_then_compare(page, embedded, artifacts_dir):
         "Which risk would you fix first?"
     )
     page.get_by_role("button", name="Continue as a new version").click()
-    page.wait_for_url(lambda url: "?v=" in url)
+    page.wait_for_url(lambda url: url.endswith("/v2/"))  # addresses name version numbers
     versions = embedded.api("ada", f"/api/v1/prompts/{prompt_id}/versions/")
     versions = versions["results"] if isinstance(versions, dict) else versions
     (v2,) = [v["id"] for v in versions if v["parent"] == v1]
-    assert page.url.endswith(f"?v={v2}")
+    assert page.url.endswith(f"/playground/p/{prompt_id}/v2/")
     assert "Saved v2" in page.locator(".messages").text_content()
     assert page.locator(".tree-panel").get_by_text("v2").count() >= 1
     child = embedded.api("ada", f"/api/v1/versions/{v2}/")["content"]["messages"]

@@ -36,8 +36,9 @@ def test_public_link_then_revoke(new_page, artifacts_dir):
     page.once("dialog", lambda d: d.accept())  # hx-confirm
     dialog.get_by_role("button", name="Revoke").click()
     dialog.locator(".status-revoked").wait_for()
-    anonymous.reload()
-    assert anonymous.locator("h1").inner_text() == "Not found"
+    response = anonymous.reload()
+    assert response is not None and response.status == 410  # it ended; nothing else is said
+    assert anonymous.locator("h1").inner_text() == "This link was revoked"
     assert "Share me." not in anonymous.content()
     anonymous.screenshot(path=artifacts_dir / "revoked-link.png")
 

@@ -332,8 +332,8 @@ def test_shared_page_matrix(world):
         "public_link": 200,
         "login_link": 200,
         "login_link_anonymous": 302,
-        "revoked_link": 404,
-        "expired_link": 404,
+        "revoked_link": 410,  # the page says the link ended, and nothing else
+        "expired_link": 410,
     }
     for principal, status in expected.items():
         _, token_name = PRINCIPALS[principal]
@@ -342,9 +342,13 @@ def test_shared_page_matrix(world):
         assert response.status_code == status, principal
         if status == 302:
             assert response["Location"].startswith("/accounts/login/?next=/s/")
-        if status == 404:
+        if status == 410:
+            body = response.content.decode()
+            said = "was revoked" if principal == "revoked_link" else "has expired"
+            assert f"This link {said}" in body
+            assert world.prompt.title not in body and "/playground/p/" not in body
             unknown = client.get(f"/s/rl_{secrets.token_urlsafe(32)}")
-            assert response.content == unknown.content
+            assert unknown.status_code == 404 and "Not found" in unknown.content.decode()
 
 
 def test_revoked_link_and_grant_stop_on_the_next_request(world):
@@ -433,7 +437,7 @@ def test_no_token_in_database_logs_or_responses(world, caplog):
             assert anonymous.get(f"/s/{token}").status_code == 200
             assert api_client_for(None).get(f"/api/v1/shared/{token}/").status_code == 200
             owner_api.delete(f"/api/v1/links/{created.json()['id']}/")
-            assert anonymous.get(f"/s/{token}").status_code == 404  # logged as "Not Found: <path>"
+            assert anonymous.get(f"/s/{token}").status_code == 410  # logged as "Gone: <path>"
             listed = owner_api.get(f"/api/v1/prompts/{world.prompt.pk}/links/").content.decode()
             log_api = owner_api.get(
                 f"/api/v1/prompts/{world.prompt.pk}/access-log/"

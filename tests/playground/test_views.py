@@ -209,7 +209,7 @@ def test_labels_panel_htmx_create_move_conflict_and_protect(client, owner):
     htmx = {"HTTP_HX_REQUEST": "true"}
     made = client.post(url, {"name": "staging", "version": v1.pk, "expected": ""}, **htmx)
     assert made.status_code == 204
-    assert made["HX-Redirect"].endswith(f"?v={v1.pk}")
+    assert made["HX-Redirect"].endswith(f"/playground/p/{prompt.pk}/v1/")  # numbers, not ids
     page = client.get(made["HX-Redirect"]).content.decode()
     assert "Created “staging” at v1." in page
     again = client.post(url, {"name": "staging", "version": v2.pk, "expected": ""}, **htmx)
