@@ -233,8 +233,7 @@ TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
 # textstore policy (DESIGN.md §4).
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
 TEXTSTORE_INLINE_MAX = env_int("TEXTSTORE_INLINE_MAX", 256 * 1024)
-TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", 64 * 1024 * 1024)
-TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", 64 * 1024 * 1024)
+# The textstore's read caches are sized with the other process caches (bounded cost, below).
 # Large snapshots in object storage are cut into independently compressed chunks of this many
 # characters, so a range read fetches only the chunks it needs.
 # 256 Ki characters: about 1% larger than one stream, about 1 ms to decode.
@@ -432,3 +431,28 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# --- bounded cost: diffs, process caches, runs, exports (issue 21) ---
+# One diff (the API's, a diff page's or one of its folds, all sharing one computation): lines
+# diff-match-patch may compare (the lines that differ on both sides, plus the words of changed
+# lines), rows kept, and seconds of engine time. A text pair past the budget is answered "too
+# large to diff in full" with what could be compared.
+PLAYGROUND_DIFF_BUDGET_LINES = env_int("PLAYGROUND_DIFF_BUDGET_LINES", 20_000)
+PLAYGROUND_DIFF_BUDGET_ROWS = env_int("PLAYGROUND_DIFF_BUDGET_ROWS", 100_000)
+PLAYGROUND_DIFF_BUDGET_SECONDS = env_float("PLAYGROUND_DIFF_BUDGET_SECONDS", 1.0)
+# Every in-process cache is bounded in bytes; together about PROCESS_CACHE_BYTES a process.
+# Each share is its own setting (defaults: fractions of PROCESS_CACHE_BYTES); one entry may take
+# at most half of its cache, so a huge text is read again rather than flushing the rest.
+PROCESS_CACHE_BYTES = env_int("PROCESS_CACHE_BYTES", 64 * 1024 * 1024)
+# Rebuilt texts (24 MiB) and the decoded snapshots/checkpoints reads start from (16 MiB).
+TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", PROCESS_CACHE_BYTES * 3 // 8)
+TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", PROCESS_CACHE_BYTES // 4)
+# Parsed deltas for range reads (4 MiB).
+TEXTSTORE_DELTA_OPS_CACHE_BYTES = env_int(
+    "TEXTSTORE_DELTA_OPS_CACHE_BYTES", PROCESS_CACHE_BYTES // 16
+)
+# Packed (compressed) version diffs (8 MiB).
+PLAYGROUND_DIFF_CACHE_BYTES = env_int("PLAYGROUND_DIFF_CACHE_BYTES", PROCESS_CACHE_BYTES // 8)
+# Re-anchoring's folded texts and headings by text (4 MiB). The remaining 8 MiB of
+# PROCESS_CACHE_BYTES is the version content cache's (playground.fetch).
+REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE_BYTES // 16)

@@ -323,6 +323,13 @@ class VersionDiffApi(APIView):
             OpenApiParameter("limit", OpenApiTypes.INT, required=False),
         ],
         responses=OpenApiTypes.OBJECT,
+        description="`{from, to, texts, changes, complete}`. Each text: `rows` (at most `limit`,"
+        " `truncated`/`more` past it), `added`, `removed`. A diff runs under a budget"
+        " (PLAYGROUND_DIFF_BUDGET_LINES, _ROWS, _SECONDS); a text past it has `too_large: true`,"
+        " no rows, and says what could be compared: `lines_before` unchanged lines, then"
+        " `old_lines`/`new_lines` lines that differ, then `lines_after` unchanged lines."
+        " `complete` is false when any text is too large. Results are cached by the two"
+        " versions' content hashes.",
     )
     def get(self, request: Request, version_id: int) -> Response:
         version = version_get_for_user(user=request.user, version_id=version_id)
@@ -343,6 +350,7 @@ class VersionDiffApi(APIView):
                 "to": version.pk,
                 "texts": [text_diff_as_json(t) for t in diff["texts"] if t.changed],
                 "changes": diff["changes"],
+                "complete": diff["complete"],
             }
         )
 
