@@ -214,7 +214,6 @@ def test_reaper_fails_silent_and_unclaimed_runs_only(providers, settings):
         "created_by": owner,
         "provider": "anthropic",
         "model": "m",
-        "request": {"method": "POST", "url": "x", "headers": {}, "body": {}},
     }
     silent = Run.objects.create(**base, status="running", heartbeat_at=now - timedelta(seconds=90))
     alive = Run.objects.create(**base, status="running", heartbeat_at=now)
