@@ -456,3 +456,8 @@ PLAYGROUND_DIFF_CACHE_BYTES = env_int("PLAYGROUND_DIFF_CACHE_BYTES", PROCESS_CAC
 # Re-anchoring's folded texts and headings by text (4 MiB). The remaining 8 MiB of
 # PROCESS_CACHE_BYTES is the version content cache's (playground.fetch).
 REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE_BYTES // 16)
+# Exports: a version whose texts total more characters than this is never rendered whole to
+# show it: the Export panel and the export API's JSON show each long text cut to its first
+# PLAYGROUND_TEXT_HEAD_CHARS characters; the text/plain export (the panel's "Download full
+# export", `?full=1`) streams the whole call a range at a time.
+PLAYGROUND_EXPORT_INLINE_MAX_CHARS = env_int("PLAYGROUND_EXPORT_INLINE_MAX_CHARS", 256 * 1024)
