@@ -189,7 +189,6 @@ def test_redelivered_task_never_sends_the_call_twice(providers, settings):
         created_by=owner,
         provider="anthropic",
         model="m",
-        request={"method": "POST", "url": "x", "headers": {}, "body": {}},
         status="running",
         started_at=now,
         heartbeat_at=now,
