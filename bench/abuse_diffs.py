@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ def main() -> None:
                 return response
 
             diff_cache.clear()
-            cpu, wall, response = measured(lambda url=api: get(url))
+            cpu, wall, response = measured(partial(get, api))
             body = response.json()
             too_large = sum(1 for text in body["texts"] if text["too_large"])
             row(f"diff API {name}, cold (CPU s / wall s)", f"{cpu:.2f} / {wall:.2f}", "≤ 2 s")
@@ -108,24 +109,24 @@ def main() -> None:
                 f"{too_large} / {len(body['texts'])} ({len(response.content):,} bytes)",
                 "a budget",
             )
-            cpu, wall, _ = measured(lambda url=api: get(url))
+            cpu, wall, _ = measured(partial(get, api))
             row(f"diff API {name}, warm (CPU s / wall s)", f"{cpu:.2f} / {wall:.2f}", "≤ 2 s")
 
             diff_cache.clear()
-            cpu, wall, response = measured(lambda url=page: get(url))
+            cpu, wall, response = measured(partial(get, page))
             row(
                 f"diff page {name}, cold (CPU s / wall s)",
                 f"{cpu:.2f} / {wall:.2f} ({len(response.content):,} bytes)",
                 "≤ 2 s",
             )
-            cpu, wall, _ = measured(lambda url=page: get(url))
+            cpu, wall, _ = measured(partial(get, page))
             row(f"diff page {name}, warm (CPU s / wall s)", f"{cpu:.2f} / {wall:.2f}", "≤ 2 s")
             field = next(t["field"] for t in body["texts"] if not t["too_large"])
             fold = (
                 f"/playground/p/{prompt.pk}/diff/rows/?a={v1.pk}&b={v2.pk}&field={field}"
                 "&start=0&end=200&dir=all"
             )
-            cpu, wall, _ = measured(lambda url=fold: get(url))
+            cpu, wall, _ = measured(partial(get, fold))
             row(f"diff fold {name}, warm (CPU s / wall s)", f"{cpu:.2f} / {wall:.2f}", "≤ 2 s")
 
 

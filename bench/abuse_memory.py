@@ -3,9 +3,9 @@
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/redline_bench \\
         .venv/bin/python bench/abuse_memory.py [--mib 8] [--versions 24] [--runs 10]
 
-The database named by BENCH_DATABASE_URL is migrated and used (give the bench its own); objects
-go to a temporary local store. gunicorn runs `config.wsgi` with `gunicorn.conf.py` and one
-gthread worker.
+The database named by BENCH_DATABASE_URL is migrated and emptied (`flush`: give the bench its
+own); objects go to a temporary local store. gunicorn runs `config.wsgi` with `gunicorn.conf.py`
+and one gthread worker.
 
 1. Seeds a prompt whose versions are one-line edits of a `--mib` MiB text holding one emoji (so
    the worker's str of it takes 4 bytes a character), `--versions` distinct versions.
@@ -96,6 +96,7 @@ def main() -> None:
         default="api,page,diff",
         help="which reads of each version: api (GET /versions/{id}/), page, diff",
     )
+    parser.add_argument("--verbose", action="store_true", help="show the server's log")
     args = parser.parse_args()
     reads = set(args.reads.split(","))
     database = os.environ.get("BENCH_DATABASE_URL", "")
@@ -122,11 +123,12 @@ def main() -> None:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
         }
         migrate(env)
+        # The objects of an earlier run were in its temporary store: start from an empty
+        # database too (this is the bench's own database).
         django_script(
             env,
-            "from django.db import connection\n"
-            "with connection.cursor() as c:\n"
-            "    c.execute('TRUNCATE playground_run CASCADE')\n",
+            "from django.core.management import call_command\n"
+            "call_command('flush', interactive=False)",
         )
         seeded = json.loads(
             django_script(
@@ -140,7 +142,7 @@ def main() -> None:
             )
         )
         port = free_port()
-        server = gunicorn(port, env, "-c", "gunicorn.conf.py")
+        server = gunicorn(port, env, "-c", "gunicorn.conf.py", quiet=not args.verbose)
         try:
             wait_for_port(port)
             worker = worker_pid(server.pid)
