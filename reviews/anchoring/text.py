@@ -5,9 +5,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from django.conf import settings
 
 from common.lru import LruCache
 
@@ -126,15 +125,25 @@ def _headings_bytes(headings: _Headings) -> int:
     return _ints_bytes(headings.line_ends) + sum(sys.getsizeof(p) for p in headings.paths)
 
 
-def _anchor_cache_bytes() -> int:
-    return int(settings.REVIEWS_ANCHOR_CACHE_BYTES) // 2
+# The bytes both caches below may hold together, read at each insert. This package has no
+# Django: the reviews app installs a reader of REVIEWS_ANCHOR_CACHE_BYTES (reviews.apps).
+_anchor_cache_bytes: Callable[[], int] = lambda: 4 * 1024 * 1024  # noqa: E731
+
+
+def anchor_cache_bound_set(bound: Callable[[], int]) -> None:
+    global _anchor_cache_bytes
+    _anchor_cache_bytes = bound
+
+
+def _half_bound() -> int:
+    return _anchor_cache_bytes() // 2
 
 
 # Folded texts and headings by text digest: anchor_locate calls sharing one revision pair fold it
-# once. Bounded in bytes (half of REVIEWS_ANCHOR_CACHE_BYTES each); a text too large for them is
-# folded per call, and callers re-anchoring many annotations share one pair (anchors_locate).
-_fold_cache: LruCache[_Folded] = LruCache(bound=_anchor_cache_bytes, cost=_folded_bytes)
-_headings_cache: LruCache[_Headings] = LruCache(bound=_anchor_cache_bytes, cost=_headings_bytes)
+# once. Bounded in bytes (half of the bound each); a text too large for them is folded per call,
+# and callers re-anchoring many annotations share one pair (anchors_locate).
+_fold_cache: LruCache[_Folded] = LruCache(bound=_half_bound, cost=_folded_bytes)
+_headings_cache: LruCache[_Headings] = LruCache(bound=_half_bound, cost=_headings_bytes)
 
 
 def anchor_caches_clear() -> None:
