@@ -134,10 +134,12 @@ def _unlimited() -> DiffBudget:
 
 
 def _tokens_diff(before: list[str], after: list[str], budget: DiffBudget) -> list[tuple[int, str]]:
-    """diff-match-patch over tokens (lines or words), each token mapped to one character."""
-    return [
-        (op, "".join(chunk)) for op, chunk in sequence_diff(before, after, deadline=budget.deadline)
-    ]
+    """diff-match-patch over tokens (lines or words), each token mapped to one character.
+    Past the budget's deadline the engine answers a coarser diff: the budget records it."""
+    diffs = sequence_diff(before, after, deadline=budget.deadline)
+    if time.time() > budget.deadline:
+        budget.out_of_time = True
+    return [(op, "".join(chunk)) for op, chunk in diffs]
 
 
 LINE = re.compile(r"[^\n]*\n|[^\n]+")

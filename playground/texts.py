@@ -306,12 +306,17 @@ def version_content_diff(
     if packed is not None:
         diff = diff_unpack(packed)
     else:
-        diff = _content_diff_compute(before=before, after=after)
-        diff_cache.put(key, diff_pack(diff))
+        diff, budget = _content_diff_compute(before=before, after=after)
+        # A diff cut short by time depends on the machine's load at that moment, not on the two
+        # contents: it is answered but not kept, so a quieter moment computes it in full.
+        if not budget.out_of_time:
+            diff_cache.put(key, diff_pack(diff))
     return {**diff, "texts": [diff_limit(text, limit) for text in diff["texts"]]}
 
 
-def _content_diff_compute(*, before: PromptVersion, after: PromptVersion) -> dict[str, Any]:
+def _content_diff_compute(
+    *, before: PromptVersion, after: PromptVersion
+) -> tuple[dict[str, Any], DiffBudget]:
     """The whole diff, reading texts from textstore: whole when short, around the change when
     either is longer than PLAYGROUND_DIFF_LARGE_CHARS, so a one-line edit of a 50 MB prompt is a
     small diff built from a few ranges."""
@@ -334,8 +339,8 @@ def _content_diff_compute(*, before: PromptVersion, after: PromptVersion) -> dic
         return text_diff(name, old, new, limit=None, budget=budget)
 
     diff = content_diff(_by_hash(before), _by_hash(after), limit=None, differ=differ, budget=budget)
-    diff["complete"] = not any(text.too_large for text in diff["texts"])
-    return diff
+    diff["complete"] = not budget.out_of_time and not any(text.too_large for text in diff["texts"])
+    return diff, budget
 
 
 def _by_hash(version: PromptVersion) -> VersionContent:
