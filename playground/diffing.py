@@ -24,7 +24,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 
@@ -34,6 +34,7 @@ from common.textdiff import WORD, sequence_diff
 from .content import Message, Tool, VersionContent
 
 DEFAULT_ROW_LIMIT = 400
+T = TypeVar("T")
 MISSING = object()
 
 
@@ -93,17 +94,18 @@ class DiffBudget:
 
     `lines`: lines the engine may compare (the lines that differ, on both sides, after the
     unchanged start and end are matched directly) plus the words of changed lines diffed word
-    by word. `rows`: diff rows kept in all. `deadline` (a `time.time()` value): when the engine
-    must stop; past it diff-match-patch answers a coarser but valid diff, and later pairs are not
-    compared at all. A text pair that does not fit is answered "too large to diff in full", with
-    what could be compared (the unchanged lines before and after, how many lines differ); a
-    changed line pair past the budget is shown whole, without word marks.
-    `spent_lines`/`spent_rows` are the work done: tests assert on them, never on time.
+    by word. `rows`: diff rows kept in all. `seconds`: the engine's own time, summed over its
+    calls (reading the texts does not count); a call gets the time left as its deadline, past
+    which diff-match-patch answers a coarser but valid diff, and once it is spent later pairs
+    are not compared at all (`out_of_time`). A text pair that does not fit is answered "too
+    large to diff in full", with what could be compared (the unchanged lines before and after,
+    how many lines differ); a changed line pair past the budget is shown whole, without word
+    marks. `spent_lines`/`spent_rows` are the work done: tests assert on them, never on time.
     """
 
     lines: int
     rows: int
-    deadline: float
+    seconds: float
     spent_lines: int = 0
     spent_rows: int = 0
     out_of_time: bool = False
@@ -113,13 +115,14 @@ class DiffBudget:
         return cls(
             lines=int(settings.PLAYGROUND_DIFF_BUDGET_LINES),
             rows=int(settings.PLAYGROUND_DIFF_BUDGET_ROWS),
-            deadline=time.time() + float(settings.PLAYGROUND_DIFF_BUDGET_SECONDS),
+            seconds=float(settings.PLAYGROUND_DIFF_BUDGET_SECONDS),
         )
 
     def take(self, *, lines: int, rows: int = 0) -> bool:
         """Spend `lines` and `rows` if both fit and time is left; False (nothing spent) if not."""
-        if self.out_of_time or time.time() > self.deadline:
+        if self.seconds <= 0:
             self.out_of_time = True
+        if self.out_of_time:
             return False
         if self.spent_lines + lines > self.lines or self.spent_rows + rows > self.rows:
             return False
@@ -127,18 +130,25 @@ class DiffBudget:
         self.spent_rows += rows
         return True
 
+    def run(self, engine: Callable[[float], T]) -> T:
+        """`engine(deadline)` with the time left as its deadline; the time it took is spent."""
+        started = time.time()
+        result = engine(started + max(self.seconds, 0.0))
+        self.seconds -= time.time() - started
+        if self.seconds <= 0:
+            self.out_of_time = True
+        return result
+
 
 def _unlimited() -> DiffBudget:
     """No budget: for callers diffing texts they already bounded (and tests)."""
-    return DiffBudget(lines=sys.maxsize, rows=sys.maxsize, deadline=time.time() + 2.0)
+    return DiffBudget(lines=sys.maxsize, rows=sys.maxsize, seconds=2.0)
 
 
 def _tokens_diff(before: list[str], after: list[str], budget: DiffBudget) -> list[tuple[int, str]]:
-    """diff-match-patch over tokens (lines or words), each token mapped to one character.
-    Past the budget's deadline the engine answers a coarser diff: the budget records it."""
-    diffs = sequence_diff(before, after, deadline=budget.deadline)
-    if time.time() > budget.deadline:
-        budget.out_of_time = True
+    """diff-match-patch over tokens (lines or words), each token mapped to one character,
+    within the budget's time."""
+    diffs = budget.run(lambda deadline: sequence_diff(before, after, deadline=deadline))
     return [(op, "".join(chunk)) for op, chunk in diffs]
 
 
@@ -345,7 +355,9 @@ def content_diff(
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    aligned = messages_align(before["messages"], after["messages"], deadline=budget.deadline)
+    aligned = budget.run(
+        lambda deadline: messages_align(before["messages"], after["messages"], deadline=deadline)
+    )
     for old_index, new_index in aligned:
         # A message missing on one side diffs as an empty text with no role.
         old = before["messages"][old_index] if old_index is not None else None
