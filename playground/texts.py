@@ -306,11 +306,11 @@ def version_content_diff(
     if packed is not None:
         diff = diff_unpack(packed)
     else:
-        diff, budget = _content_diff_compute(before=before, after=after)
-        # A diff cut short by time depends on the machine's load at that moment, not on the two
-        # contents: it is answered but not kept, so a quieter moment computes it in full.
-        if not budget.out_of_time:
-            diff_cache.put(key, diff_pack(diff))
+        diff, _ = _content_diff_compute(before=before, after=after)
+        # Kept even when the engine's time ran out (`complete` is then false): only engine time
+        # counts, so only a pair that is expensive to compare gets there, and computing it again
+        # for every fold is the cost the budget exists to avoid.
+        diff_cache.put(key, diff_pack(diff))
     return {**diff, "texts": [diff_limit(text, limit) for text in diff["texts"]]}
 
 

@@ -180,14 +180,13 @@ def test_the_diff_cache_is_bounded_in_bytes(owner, settings):
     assert 0 < diff_cache.used <= 4000
 
 
-def test_a_diff_cut_short_by_time_is_answered_but_not_kept(owner, computations, settings):
-    settings.PLAYGROUND_DIFF_BUDGET_SECONDS = -1.0  # already past: nothing is compared
+def test_a_diff_past_its_time_is_marked_incomplete_and_kept(owner, computations, settings):
+    settings.PLAYGROUND_DIFF_BUDGET_SECONDS = -1.0  # already spent: nothing is compared
     prompt, v1 = make_prompt(owner, system="a\nb\nc\n")
     v2 = save(owner, prompt, v1, system="a\nx\nc\n").version
     first = playground_texts.version_content_diff(before=v1, after=v2)
     assert first["complete"] is False and first["texts"][0].too_large
-    assert computations[0].out_of_time
-    settings.PLAYGROUND_DIFF_BUDGET_SECONDS = 600.0
-    second = playground_texts.version_content_diff(before=v1, after=v2)
-    assert len(computations) == 2  # computed again, in full this time
-    assert second["complete"] is True and second["texts"][0].added == 1
+    assert computations[0].out_of_time and computations[0].spent_lines == 0
+    again = playground_texts.version_content_diff(before=v1, after=v2)
+    assert len(computations) == 1  # the expensive answer is not computed again
+    assert again["texts"][0].too_large
