@@ -425,8 +425,7 @@ def check_variant(seeds: int, **options: bool) -> None:
 def forget_caches() -> None:
     """Drop the module's per-text caches so every timed run starts cold, as a fresh worker
     process would (the folded texts and heading index are cached per text)."""
-    anchoring_text._fold.cache_clear()
-    anchoring_text._headings.cache_clear()
+    anchoring_text.anchor_caches_clear()
 
 
 def main() -> None:

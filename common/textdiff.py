@@ -24,8 +24,15 @@ def _dmp() -> diff_match_patch:
     return dmp
 
 
-def sequence_diff(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, list[str]]]:
-    """The diff of two token sequences as (op, tokens) runs; op is -1, 0 or 1."""
+def sequence_diff(
+    before: Sequence[str], after: Sequence[str], *, deadline: float | None = None
+) -> list[tuple[int, list[str]]]:
+    """The diff of two token sequences as (op, tokens) runs; op is -1, 0 or 1.
+
+    `deadline` (a `time.time()` value) caps the engine's search: past it diff-match-patch
+    answers a valid but coarser diff (whole runs deleted and inserted) instead of searching on.
+    Without it, each call may search for `Diff_Timeout` seconds.
+    """
     table: dict[str, str] = {}
     tokens: list[str] = []
 
@@ -43,7 +50,9 @@ def sequence_diff(before: Sequence[str], after: Sequence[str]) -> list[tuple[int
     a, b = encode(before), encode(after)
     reverse = {v: k for k, v in table.items()}
     return [
-        (op, [reverse[c] for c in chunk]) for op, chunk in _dmp().diff_main(a, b, False) if chunk
+        (op, [reverse[c] for c in chunk])
+        for op, chunk in _dmp().diff_main(a, b, False, deadline)
+        if chunk
     ]
 
 

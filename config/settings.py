@@ -243,8 +243,7 @@ TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
 # textstore policy (DESIGN.md §4).
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
 TEXTSTORE_INLINE_MAX = env_int("TEXTSTORE_INLINE_MAX", 256 * 1024)
-TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", 64 * 1024 * 1024)
-TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", 64 * 1024 * 1024)
+# The textstore's read caches are sized with the other process caches (bounded cost, below).
 # Large snapshots in object storage are cut into independently compressed chunks of this many
 # characters, so a range read fetches only the chunks it needs.
 # 256 Ki characters: about 1% larger than one stream, about 1 ms to decode.
@@ -475,8 +474,6 @@ EVAL_PRICES = {
 # `GET /api/v1/versions/{id}/`, the fetch by label and the shared JSON answer a text longer than
 # this many characters as its head and a range URL (`?full=1`: every text whole, streamed).
 PLAYGROUND_JSON_TEXT_HEAD_CHARS = env_int("PLAYGROUND_JSON_TEXT_HEAD_CHARS", 64 * 1024)
-# Bytes of version contents (as those answers carry them) each process keeps by content hash.
-PLAYGROUND_FETCH_CACHE_BYTES = env_int("PLAYGROUND_FETCH_CACHE_BYTES", 32 * 1024 * 1024)
 
 # --- streams that hold no thread (issue 21) ---
 # Open run streams (`GET /api/v1/runs/{id}/stream/`) one account may hold at once, counted
@@ -526,3 +523,35 @@ S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 0.5)
 # A diff's fold offers "Show all" only up to this many hidden lines; a longer fold opens a
 # FOLD_STEP at a time (its whole text, thousands of rows, would stall the page).
 PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 2000)
+
+# --- bounded cost: diffs, process caches, runs, exports (issue 21) ---
+# One diff (the API's, a diff page's or one of its folds, all sharing one computation): lines
+# diff-match-patch may compare (the lines that differ on both sides, plus the words of changed
+# lines), rows kept, and seconds of engine time. A text pair past the budget is answered "too
+# large to diff in full" with what could be compared.
+PLAYGROUND_DIFF_BUDGET_LINES = env_int("PLAYGROUND_DIFF_BUDGET_LINES", 20_000)
+PLAYGROUND_DIFF_BUDGET_ROWS = env_int("PLAYGROUND_DIFF_BUDGET_ROWS", 100_000)
+PLAYGROUND_DIFF_BUDGET_SECONDS = env_float("PLAYGROUND_DIFF_BUDGET_SECONDS", 1.0)
+# Every in-process cache is bounded in bytes; together about PROCESS_CACHE_BYTES a process.
+# Each share is its own setting (defaults: fractions of PROCESS_CACHE_BYTES); one entry may take
+# at most half of its cache, so a huge text is read again rather than flushing the rest.
+PROCESS_CACHE_BYTES = env_int("PROCESS_CACHE_BYTES", 64 * 1024 * 1024)
+# Rebuilt texts (24 MiB) and the decoded snapshots/checkpoints reads start from (16 MiB).
+TEXTSTORE_CACHE_BYTES = env_int("TEXTSTORE_CACHE_BYTES", PROCESS_CACHE_BYTES * 3 // 8)
+TEXTSTORE_BASE_CACHE_BYTES = env_int("TEXTSTORE_BASE_CACHE_BYTES", PROCESS_CACHE_BYTES // 4)
+# Version contents the fetch API answers, by content hash (8 MiB; heads and short texts only).
+PLAYGROUND_FETCH_CACHE_BYTES = env_int("PLAYGROUND_FETCH_CACHE_BYTES", PROCESS_CACHE_BYTES // 8)
+# Parsed deltas for range reads (4 MiB).
+TEXTSTORE_DELTA_OPS_CACHE_BYTES = env_int(
+    "TEXTSTORE_DELTA_OPS_CACHE_BYTES", PROCESS_CACHE_BYTES // 16
+)
+# Packed (compressed) version diffs (8 MiB).
+PLAYGROUND_DIFF_CACHE_BYTES = env_int("PLAYGROUND_DIFF_CACHE_BYTES", PROCESS_CACHE_BYTES // 8)
+# Re-anchoring's folded texts and headings by text (4 MiB). The remaining 8 MiB of
+# PROCESS_CACHE_BYTES is the version content cache's (playground.fetch).
+REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE_BYTES // 16)
+# Exports: a version whose texts total more characters than this is never rendered whole to
+# show it: the Export panel and the export API's JSON show each long text cut to its first
+# PLAYGROUND_TEXT_HEAD_CHARS characters; the text/plain export (the panel's "Download full
+# export", `?full=1`) streams the whole call a range at a time.
+PLAYGROUND_EXPORT_INLINE_MAX_CHARS = env_int("PLAYGROUND_EXPORT_INLINE_MAX_CHARS", 256 * 1024)

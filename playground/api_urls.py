@@ -78,6 +78,7 @@ urlpatterns += [
         name="api-version-runs",
     ),
     path("runs/<int:run_id>/", runs.RunDetailApi.as_view(), name="api-run-detail"),
+    path("runs/<int:run_id>/request/", runs.RunRequestApi.as_view(), name="api-run-request"),
     path("runs/<int:run_id>/stream/", runs.RunStreamApi.as_view(), name="api-run-stream"),
     path("runs/<int:run_id>/cancel/", runs.RunCancelApi.as_view(), name="api-run-cancel"),
     path("runs/<int:run_id>/continue/", runs.RunContinueApi.as_view(), name="api-run-continue"),

@@ -1,9 +1,15 @@
-"""Diffs between two versions' contents, computed on the server.
+"""Diffs between two versions' contents, computed on the server, at a bounded cost.
 
 Texts: a line-level diff (diff-match-patch in line mode); a deleted line followed by an inserted
 one is shown as a changed pair with a word-level diff inside. Structured fields (provider, model,
 params, tools, response format, variables): a field-by-field change list.
 Long text diffs are cut at `limit` rows; `more` says how many rows were left out.
+
+Cost: one request's diff runs under a `DiffBudget` (lines compared, rows kept, seconds of engine
+time; settings PLAYGROUND_DIFF_BUDGET_*). Line mode first: unchanged starts and ends are matched
+directly and only the lines between reach diff-match-patch; a text pair past the budget is
+answered `too_large` with what could be compared. Results are cached packed in bytes by the two
+versions' content hashes (`diff_cache`), so a page, its folds and the API compute a diff once.
 
 Pages fold long runs of unchanged lines (`diff_fold`) to a few lines of context around each
 change, like a code review tool; a fold is expanded on demand by row range, so a page's size
@@ -11,17 +17,24 @@ grows with what changed, not with the text around it.
 """
 
 import dataclasses
+import json
 import re
+import sys
+import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from diff_match_patch import diff_match_patch
+from django.conf import settings
+
+from common.lru import LruCache
+from common.textdiff import WORD, sequence_diff
 
 from .content import Message, Tool, VersionContent
 
 DEFAULT_ROW_LIMIT = 400
-WORD = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+T = TypeVar("T")
 MISSING = object()
 
 
@@ -40,14 +53,33 @@ class TextDiff:
     lines_before: int = 0
     chars_after: int = 0
     cut: bool = False
+    # Past the request's DiffBudget: no rows; `lines_before` unchanged lines, then `old_lines`
+    # lines of the older text and `new_lines` of the newer that differ (not compared line by
+    # line), then `lines_after` unchanged lines (plus `chars_after` characters not read).
+    too_large: bool = False
+    lines_after: int = 0
+    old_lines: int = 0
+    new_lines: int = 0
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed or self.cut)
+        return bool(self.added or self.removed or self.cut or self.too_large)
 
     @property
     def blocks(self) -> list["DiffBlock"]:
         """The rows for a page: unchanged runs folded around the changes."""
+        if self.too_large:
+            return [
+                DiffBlock(
+                    fold=True,
+                    too_large=True,
+                    outside_lines=self.lines_before,
+                    old_lines=self.old_lines,
+                    new_lines=self.new_lines,
+                    lines_after=self.lines_after,
+                    outside_chars=self.chars_after,
+                )
+            ]
         blocks = diff_blocks(self.rows)
         if self.lines_before:
             blocks.insert(0, DiffBlock(fold=True, outside_lines=self.lines_before))
@@ -56,46 +88,124 @@ class TextDiff:
         return blocks
 
 
-def _dmp() -> diff_match_patch:
-    dmp = diff_match_patch()
-    dmp.Diff_Timeout = 2.0
-    return dmp
+@dataclass
+class DiffBudget:
+    """What one diff request may spend, shared by every text pair of the two versions.
+
+    `lines`: lines the engine may compare (the lines that differ, on both sides, after the
+    unchanged start and end are matched directly) plus the words of changed lines diffed word
+    by word. `rows`: diff rows kept in all. `seconds`: the engine's own time, summed over its
+    calls (reading the texts does not count); a call gets the time left as its deadline, past
+    which diff-match-patch answers a coarser but valid diff, and once it is spent later pairs
+    are not compared at all (`out_of_time`). A text pair that does not fit is answered "too
+    large to diff in full", with what could be compared (the unchanged lines before and after,
+    how many lines differ); a changed line pair past the budget is shown whole, without word
+    marks. `spent_lines`/`spent_rows` are the work done: tests assert on them, never on time.
+    """
+
+    lines: int
+    rows: int
+    seconds: float
+    spent_lines: int = 0
+    spent_rows: int = 0
+    out_of_time: bool = False
+
+    @classmethod
+    def from_settings(cls) -> "DiffBudget":
+        return cls(
+            lines=int(settings.PLAYGROUND_DIFF_BUDGET_LINES),
+            rows=int(settings.PLAYGROUND_DIFF_BUDGET_ROWS),
+            seconds=float(settings.PLAYGROUND_DIFF_BUDGET_SECONDS),
+        )
+
+    def take(self, *, lines: int, rows: int = 0) -> bool:
+        """Spend `lines` and `rows` if both fit and time is left; False (nothing spent) if not."""
+        if self.seconds <= 0:
+            self.out_of_time = True
+        if self.out_of_time:
+            return False
+        if self.spent_lines + lines > self.lines or self.spent_rows + rows > self.rows:
+            return False
+        self.spent_lines += lines
+        self.spent_rows += rows
+        return True
+
+    def run(self, engine: Callable[[float], T]) -> T:
+        """`engine(deadline)` with the time left as its deadline; the time it took is spent."""
+        started = time.time()
+        result = engine(started + max(self.seconds, 0.0))
+        self.seconds -= time.time() - started
+        if self.seconds <= 0:
+            self.out_of_time = True
+        return result
 
 
-def _tokens_diff(before: str, after: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """diff-match-patch over tokens (lines or words), each token mapped to one character."""
-    table: dict[str, str] = {}
-    tokens: list[str] = []
+def _unlimited() -> DiffBudget:
+    """No budget: for callers diffing texts they already bounded (and tests)."""
+    return DiffBudget(lines=sys.maxsize, rows=sys.maxsize, seconds=2.0)
 
-    def encode(text: str) -> str:
-        out = []
-        for token in pattern.findall(text):
-            if token not in table:
-                table[token] = (
-                    chr(len(tokens) + 0xE000) if len(tokens) < 6400 else chr(len(tokens) + 0x10000)
-                )
-                tokens.append(token)
-            out.append(table[token])
-        return "".join(out)
 
-    a, b = encode(before), encode(after)
-    reverse = {v: k for k, v in table.items()}
-    diffs = _dmp().diff_main(a, b, False)
-    return [(op, "".join(reverse[c] for c in chunk)) for op, chunk in diffs]
+def _tokens_diff(before: list[str], after: list[str], budget: DiffBudget) -> list[tuple[int, str]]:
+    """diff-match-patch over tokens (lines or words), each token mapped to one character,
+    within the budget's time."""
+    diffs = budget.run(lambda deadline: sequence_diff(before, after, deadline=deadline))
+    return [(op, "".join(chunk)) for op, chunk in diffs]
 
 
 LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
-def words_diff(before: str, after: str) -> list[tuple[int, str]]:
-    return _tokens_diff(before, after, WORD)
+def words_diff(
+    before: str, after: str, *, budget: DiffBudget | None = None
+) -> list[tuple[int, str]]:
+    """A word-level diff of two lines; past the budget, the old line deleted and the new one
+    inserted whole."""
+    budget = budget or _unlimited()
+    old, new = WORD.findall(before), WORD.findall(after)
+    if not budget.take(lines=len(old) + len(new)):
+        return [(op, text) for op, text in ((-1, before), (1, after)) if text]
+    return _tokens_diff(old, new, budget)
+
+
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines `a` and `b` share at their start, and then at their end."""
+    size = min(len(a), len(b))
+    prefix = 0
+    while prefix < size and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < size - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
 
 
 def text_diff(
-    name: str, before: str, after: str, *, limit: int | None = DEFAULT_ROW_LIMIT
+    name: str,
+    before: str,
+    after: str,
+    *,
+    limit: int | None = DEFAULT_ROW_LIMIT,
+    budget: DiffBudget | None = None,
 ) -> TextDiff:
-    """Rows: {"op": "equal"|"insert"|"delete"|"change", "old": line, "new": line, "words": [...]}"""
+    """Rows: {"op": "equal"|"insert"|"delete"|"change", "old": line, "new": line, "words": [...]}
+
+    Line mode first: the unchanged lines at the start and end are matched directly, and only
+    the lines between go to the engine, at the cost of `budget` (see DiffBudget). A pair that
+    does not fit comes back `too_large`: no rows, `lines_before`/`lines_after` unchanged lines
+    around `old_lines`/`new_lines` lines that differ.
+    """
+    budget = budget or _unlimited()
     result = TextDiff(field=name)
+    old_lines, new_lines = LINE.findall(before), LINE.findall(after)
+    prefix, suffix = _common_ends(old_lines, new_lines)
+    old_mid = old_lines[prefix : len(old_lines) - suffix]
+    new_mid = new_lines[prefix : len(new_lines) - suffix]
+    row_count = prefix + suffix + len(old_mid) + len(new_mid)
+    if not budget.take(lines=len(old_mid) + len(new_mid), rows=row_count):
+        result.too_large = True
+        result.lines_before, result.lines_after = prefix, suffix
+        result.old_lines, result.new_lines = len(old_mid), len(new_mid)
+        return result
     rows: list[dict[str, Any]] = []
     pending_delete: list[str] = []
 
@@ -108,16 +218,21 @@ def text_diff(
             rows.append({"op": "delete", "old": line, "old_no": old_no})
         pending_delete.clear()
 
-    for op, chunk in _tokens_diff(before, after, LINE):
+    def equal(lines: list[str]) -> None:
+        nonlocal old_no, new_no
+        for line in lines:
+            old_no += 1
+            new_no += 1
+            rows.append(
+                {"op": "equal", "old": line, "new": line, "old_no": old_no, "new_no": new_no}
+            )
+
+    equal(old_lines[:prefix])
+    for op, chunk in _tokens_diff(old_mid, new_mid, budget):
         lines = LINE.findall(chunk)
         if op == 0:
             flush_deletes()
-            for line in lines:
-                old_no += 1
-                new_no += 1
-                rows.append(
-                    {"op": "equal", "old": line, "new": line, "old_no": old_no, "new_no": new_no}
-                )
+            equal(lines)
         elif op == -1:
             result.removed += len(lines)
             pending_delete.extend(lines)
@@ -133,7 +248,7 @@ def text_diff(
                             "op": "change",
                             "old": old,
                             "new": line,
-                            "words": words_diff(old, line),
+                            "words": words_diff(old, line, budget=budget),
                             "old_no": old_no,
                             "new_no": new_no,
                         }
@@ -141,11 +256,16 @@ def text_diff(
                 else:
                     rows.append({"op": "insert", "new": line, "new_no": new_no})
     flush_deletes()
-    if limit is not None and len(rows) > limit:
-        result.more = len(rows) - limit
-        rows = rows[:limit]
+    equal(old_lines[len(old_lines) - suffix :])
     result.rows = rows
-    return result
+    return diff_limit(result, limit)
+
+
+def diff_limit(diff: TextDiff, limit: int | None) -> TextDiff:
+    """`diff` with at most `limit` rows; `more` says how many were left out."""
+    if limit is None or len(diff.rows) <= limit:
+        return diff
+    return dataclasses.replace(diff, rows=diff.rows[:limit], more=len(diff.rows) - limit)
 
 
 def _changes(path: str, before: Any, after: Any, out: list[dict[str, Any]]) -> None:
@@ -174,21 +294,20 @@ def _tools_by_name(tools: list[Tool]) -> dict[str, Tool]:
     return {tool["name"]: tool for tool in tools}
 
 
-def messages_align(old: list[Message], new: list[Message]) -> list[tuple[int | None, int | None]]:
+def messages_align(
+    old: list[Message], new: list[Message], *, deadline: float | None = None
+) -> list[tuple[int | None, int | None]]:
     """Pair the messages of two versions: identical messages by a sequence diff, then the
     deleted and inserted ones in between by position (an edited message), the rest unpaired.
     So inserting a message at the top shows one added message, not every message changed."""
-    table: dict[tuple[str, str], str] = {}
 
-    def encode(messages: list[Message]) -> str:
-        return "".join(
-            table.setdefault((m["role"], m["content"]), chr(0xE000 + len(table))) for m in messages
-        )
+    def keys(messages: list[Message]) -> list[str]:
+        return [f"{m['role']}\x00{m['content']}" for m in messages]
 
     pairs: list[tuple[int | None, int | None]] = []
     deleted: list[int] = []
     i = j = 0
-    for op, chunk in _dmp().diff_main(encode(old), encode(new), False):
+    for op, chunk in sequence_diff(keys(old), keys(new), deadline=deadline):
         if op == -1:
             deleted.extend(range(i, i + len(chunk)))
             i += len(chunk)
@@ -216,6 +335,7 @@ def content_diff(
     *,
     limit: int | None = DEFAULT_ROW_LIMIT,
     differ: TextDiffer | None = None,
+    budget: DiffBudget | None = None,
 ) -> dict[str, Any]:
     """The whole diff of two contents: text diffs per text field plus a change list.
 
@@ -224,14 +344,21 @@ def content_diff(
     (equal texts, equal hashes: message alignment is unchanged) with a differ that reads them.
     """
 
+    budget = budget or _unlimited()
+
     def diff_of(name: str, old: str, new: str) -> TextDiff:
-        return differ(name, old, new) if differ else text_diff(name, old, new, limit=limit)
+        if differ:
+            return differ(name, old, new)
+        return text_diff(name, old, new, limit=limit, budget=budget)
 
     texts = [diff_of("system", before["system"], after["system"])]
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
-    for old_index, new_index in messages_align(before["messages"], after["messages"]):
+    aligned = budget.run(
+        lambda deadline: messages_align(before["messages"], after["messages"], deadline=deadline)
+    )
+    for old_index, new_index in aligned:
         # A message missing on one side diffs as an empty text with no role.
         old = before["messages"][old_index] if old_index is not None else None
         new = after["messages"][new_index] if new_index is not None else None
@@ -258,6 +385,35 @@ def content_diff(
     return {"texts": texts, "changes": changes}
 
 
+# --- the diff cache -----------------------------------------------------------------------------
+
+# Packed diffs (zlib-compressed JSON) keyed by the two versions' content hashes and the budget:
+# versions never change, so an entry is never stale. Shared by the API, the page and its folds;
+# bounded in bytes (PLAYGROUND_DIFF_CACHE_BYTES, part of the process's cache budget).
+diff_cache: LruCache[bytes] = LruCache(
+    bound=lambda: int(settings.PLAYGROUND_DIFF_CACHE_BYTES), cost=len
+)
+
+
+def diff_pack(diff: dict[str, Any]) -> bytes:
+    """A content diff (`content_diff`'s answer) as compact bytes for the cache."""
+    body = {
+        "texts": [dataclasses.asdict(text) for text in diff["texts"]],
+        "changes": diff["changes"],
+        "complete": diff.get("complete", True),
+    }
+    return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 1)
+
+
+def diff_unpack(packed: bytes) -> dict[str, Any]:
+    body = json.loads(zlib.decompress(packed))
+    return {
+        "texts": [TextDiff(**text) for text in body["texts"]],
+        "changes": body["changes"],
+        "complete": body["complete"],
+    }
+
+
 def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
     return {
         "field": diff.field,
@@ -270,6 +426,10 @@ def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
         "lines_before": diff.lines_before,
         "chars_after": diff.chars_after,
         "cut": diff.cut,
+        "too_large": diff.too_large,
+        "lines_after": diff.lines_after,
+        "old_lines": diff.old_lines,
+        "new_lines": diff.new_lines,
         "rows": diff.rows,
     }
 
@@ -295,6 +455,16 @@ class DiffBlock:
     # A fold of unchanged text outside the rows of a long texts' diff (not expandable here).
     outside_lines: int = 0
     outside_chars: int = 0
+    # A text pair past the diff budget (TextDiff.too_large): what could be compared.
+    too_large: bool = False
+    old_lines: int = 0
+    new_lines: int = 0
+    lines_after: int = 0
+
+    @property
+    def first_line(self) -> int:
+        """The first line that differs (1-based), for a too-large fold."""
+        return self.outside_lines + 1
 
     @property
     def count(self) -> int:

@@ -233,7 +233,8 @@ class AccessLogEntry(WriteOnceModel):
 
 
 class Run(models.Model):
-    """One execution of a version through a provider, kept with its exact request and result.
+    """One execution of a version through a provider, kept with a reference to what it sent
+    (the version, provider, model and variables: the request is rebuilt from them) and its result.
 
     Status moves queued → running → done | failed | cancelled, only by conditional updates in
     `playground.runs.services`, so a repeated or late call never moves a finished run. `output`
@@ -255,8 +256,9 @@ class Run(models.Model):
     )
     provider = models.CharField(max_length=32)
     model = models.CharField(max_length=MODEL_MAX_CHARS)
+    # The call itself is not stored: it is rebuilt from the (immutable) version, the provider,
+    # the model and these values (playground.runs.selectors.run_request).
     variables = models.JSONField(default=dict, help_text="The values the texts were filled with.")
-    request = models.JSONField(help_text="The call as sent: method, url, headers (no keys), body.")
     idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_CHARS, blank=True)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)

@@ -49,6 +49,7 @@ class RunCard:
     can_cancel: bool
     can_continue: bool
     poll: bool  # htmx polls the card until the run finishes (the no-SSE fallback)
+    variables_visible: bool  # runs.selectors.run_variables_visible for this reader
 
 
 def run_card_build(*, access: RunAccess, user: Any, poll: bool) -> RunCard:
@@ -66,6 +67,7 @@ def run_card_build(*, access: RunAccess, user: Any, poll: bool) -> RunCard:
         and bool(run.output)
         and access.role in (Role.OWNER, Role.EDITOR),
         poll=poll and not finished,
+        variables_visible=access.variables_visible,
     )
 
 
@@ -246,8 +248,9 @@ def compare_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     for side in (b, a):  # a's defaults win where both declare a name
         # From the row: the texts (maybe megabytes) are not needed for the variables.
         variables.update(side.version.variables)
-    if a.card and b.card:
-        variables.update({**b.card.run.variables, **a.card.run.variables})
+    for card in (b.card, a.card):  # a viewer sees only their own runs' values
+        if a.card and b.card and card is not None and card.variables_visible:
+            variables.update(card.run.variables)
     diff = None
     if a.card and b.card and a.card.finished and b.card.finished:
         diff = words_diff(a.card.run.output, b.card.run.output)

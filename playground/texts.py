@@ -32,7 +32,17 @@ from textstore.selectors import (
 from textstore.services import blob_export_url
 
 from .content import VersionContent
-from .diffing import DEFAULT_ROW_LIMIT, TextDiff, content_diff, text_diff
+from .diffing import (
+    DEFAULT_ROW_LIMIT,
+    DiffBudget,
+    TextDiff,
+    content_diff,
+    diff_cache,
+    diff_limit,
+    diff_pack,
+    diff_unpack,
+    text_diff,
+)
 from .exceptions import ContentInvalid
 from .models import PromptVersion
 
@@ -224,14 +234,14 @@ def _line_end(sha: str, offset: int) -> int:
     return offset + cut + 1
 
 
-def long_text_diff(name: str, old_sha: str, new_sha: str) -> TextDiff:
+def long_text_diff(name: str, old_sha: str, new_sha: str, budget: DiffBudget) -> TextDiff:
     """The diff of two long texts around what changed, never holding either whole.
 
     The unchanged start and end come from `blob_common_ends` (off the stored delta when one
     text is a delta on the other, else by comparing chunk hashes and ranges); only the region
     between, widened to a few whole lines of context, is read and diffed line by line, and its
     rows are numbered as in the whole text. A region longer than PLAYGROUND_DIFF_LARGE_CHARS is
-    diffed up to that length and marked `cut`.
+    diffed up to that length and marked `cut`; the region's lines count against `budget`.
     """
     cap = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
     lengths = blob_lengths(shas=[old_sha, new_sha])
@@ -246,25 +256,29 @@ def long_text_diff(name: str, old_sha: str, new_sha: str) -> TextDiff:
         old_end, new_end = min(old_end, start + cap), min(new_end, start + cap)
     old = blob_range(sha=old_sha, offset=start, length=old_end - start).text
     new = blob_range(sha=new_sha, offset=start, length=new_end - start).text
-    diff = text_diff(name, old, new, limit=None)
+    diff = text_diff(name, old, new, limit=None, budget=budget)
     lines_before = blob_count(sha=old_sha, needle="\n", end=start) if start else 0
     for row in diff.rows:
         if "old_no" in row:
             row["old_no"] += lines_before
         if "new_no" in row:
             row["new_no"] += lines_before
-    diff.lines_before = lines_before
+    diff.lines_before += lines_before
     diff.chars_after = 0 if cut else old_total - old_end
     diff.cut = cut
     return diff
 
 
-def _one_sided_diff(name: str, old_sha: str, new_sha: str, cap: int) -> TextDiff:
+def _one_sided_diff(
+    name: str, old_sha: str, new_sha: str, cap: int, budget: DiffBudget
+) -> TextDiff:
     """A long message added or removed: its first `cap` characters, marked `cut` if longer."""
     sha = old_sha or new_sha
     part = blob_range(sha=sha, offset=0, length=cap)
     text = part.text
-    diff = text_diff(name, text if old_sha else "", "" if old_sha else text, limit=None)
+    diff = text_diff(
+        name, text if old_sha else "", "" if old_sha else text, limit=None, budget=budget
+    )
     diff.cut = part.total > len(text)
     return diff
 
@@ -272,10 +286,42 @@ def _one_sided_diff(name: str, old_sha: str, new_sha: str, cap: int) -> TextDiff
 def version_content_diff(
     *, before: PromptVersion, after: PromptVersion, limit: int | None = DEFAULT_ROW_LIMIT
 ) -> dict[str, Any]:
-    """`content_diff` of two versions, reading their texts from textstore: whole when short,
-    around the change when either is longer than PLAYGROUND_DIFF_LARGE_CHARS, so a one-line
-    edit of a 50 MB prompt is a small diff built from a few ranges."""
+    """`content_diff` of two versions (`texts`, `changes`, and `complete`: False when a text
+    was past the diff budget), each text cut to `limit` rows.
+
+    Computed once per pair of contents under a DiffBudget and kept packed in `diff_cache` by
+    the two content hashes (versions never change), so the API, the page and every fold of it
+    share one computation.
+    """
+    key = ":".join(
+        (
+            before.content_hash,
+            after.content_hash,
+            str(settings.PLAYGROUND_DIFF_BUDGET_LINES),
+            str(settings.PLAYGROUND_DIFF_BUDGET_ROWS),
+            str(settings.PLAYGROUND_DIFF_LARGE_CHARS),
+        )
+    )
+    packed = diff_cache.get(key)
+    if packed is not None:
+        diff = diff_unpack(packed)
+    else:
+        diff, _ = _content_diff_compute(before=before, after=after)
+        # Kept even when the engine's time ran out (`complete` is then false): only engine time
+        # counts, so only a pair that is expensive to compare gets there, and computing it again
+        # for every fold is the cost the budget exists to avoid.
+        diff_cache.put(key, diff_pack(diff))
+    return {**diff, "texts": [diff_limit(text, limit) for text in diff["texts"]]}
+
+
+def _content_diff_compute(
+    *, before: PromptVersion, after: PromptVersion
+) -> tuple[dict[str, Any], DiffBudget]:
+    """The whole diff, reading texts from textstore: whole when short, around the change when
+    either is longer than PLAYGROUND_DIFF_LARGE_CHARS, so a one-line edit of a 50 MB prompt is a
+    small diff built from a few ranges."""
     large = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
+    budget = DiffBudget.from_settings()
     shas = [before.system_sha, after.system_sha]
     shas += [m["sha"] for m in before.messages] + [m["sha"] for m in after.messages]
     lengths = blob_lengths(shas=shas)
@@ -286,13 +332,15 @@ def version_content_diff(
             return TextDiff(field=name)
         if max(lengths.get(old_sha, 0), lengths.get(new_sha, 0)) > large:
             if old_sha and new_sha:
-                return long_text_diff(name, old_sha, new_sha)
-            return _one_sided_diff(name, old_sha, new_sha, large)
+                return long_text_diff(name, old_sha, new_sha, budget)
+            return _one_sided_diff(name, old_sha, new_sha, large, budget)
         old = blob_read(sha=old_sha) if old_sha else ""
         new = blob_read(sha=new_sha) if new_sha else ""
-        return text_diff(name, old, new, limit=limit)
+        return text_diff(name, old, new, limit=None, budget=budget)
 
-    return content_diff(_by_hash(before), _by_hash(after), limit=limit, differ=differ)
+    diff = content_diff(_by_hash(before), _by_hash(after), limit=None, differ=differ, budget=budget)
+    diff["complete"] = not budget.out_of_time and not any(text.too_large for text in diff["texts"])
+    return diff, budget
 
 
 def _by_hash(version: PromptVersion) -> VersionContent:

@@ -33,11 +33,22 @@ text_cache = TextCache()
 # Texts that reads start from: decoded snapshots and every few plain deltas of a run, so a
 # read applies a handful of deltas instead of decoding a snapshot (selectors.blob_read).
 base_cache = TextCache("TEXTSTORE_BASE_CACHE_BYTES")
+
+
+def _ops_bytes(ops: list[Any]) -> int:
+    """The in-memory size of a parsed delta: the list, each operation object with its
+    attribute dict, and its inserted text."""
+    return sys.getsizeof(ops) + sum(
+        sys.getsizeof(op) + sys.getsizeof(vars(op)) + sys.getsizeof(op.text) for op in ops
+    )
+
+
 # Parsed deltas (their operations in code points) by blob, for range reads (selectors): a reader
 # scrolling a long text asks for many ranges of it, and mapping a delta over a base with astral
-# characters means scanning the base once. Bounded by entry count.
-DELTA_OPS_ENTRIES = 256
-delta_ops_cache: LruCache[list[Any]] = LruCache(bound=lambda: DELTA_OPS_ENTRIES)
+# characters means scanning the base once. Bounded in bytes (TEXTSTORE_DELTA_OPS_CACHE_BYTES).
+delta_ops_cache: LruCache[list[Any]] = LruCache(
+    bound=lambda: int(settings.TEXTSTORE_DELTA_OPS_CACHE_BYTES), cost=_ops_bytes
+)
 
 
 def caches_clear() -> None:

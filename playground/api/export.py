@@ -2,12 +2,16 @@
 
 The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | bash` or
 `> call.py` works; `?as=json` or `Accept: application/json` returns it wrapped with its
-metadata instead. Errors are always JSON with `detail`, whatever representation was asked for.
+metadata instead. A long version's text/plain export is streamed a range at a time, and its JSON
+shows each long text cut to a head (`truncated`, `full_url`): see playground.export_long.
+Errors are always JSON with `detail`, whatever representation was asked for.
 """
 
 from collections.abc import Iterable
 from typing import Any, cast, get_args
+from urllib.parse import urlencode
 
+from django.http import HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -20,9 +24,10 @@ from rest_framework.response import Response
 from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ContentInvalid
-from ..export import Api, ExportFormat, VariablesMode, export_render, export_warnings
+from ..export import Api, ExportFormat, VariablesMode
+from ..export_long import export_is_long, export_snippet, export_stream
 from ..models import PromptVersion
-from ..selectors import version_content, version_get_for_user
+from ..selectors import version_get_for_user
 
 APIS: tuple[str, ...] = get_args(Api)
 FORMATS: tuple[str, ...] = get_args(ExportFormat)
@@ -87,7 +92,19 @@ class VersionExportApi(JsonErrorsMixin):
         format = serializers.ChoiceField(choices=FORMATS)
         variables = serializers.ChoiceField(choices=VARIABLES_MODES)
         filename = serializers.CharField(help_text="A suggested file name for the text.")
-        text = serializers.CharField(help_text="The export, exactly as the text/plain body.")
+        text = serializers.CharField(
+            help_text="The export, exactly as the text/plain body; for a long version (`truncated`)"
+            " each long text cut to its head with a note."
+        )
+        truncated = serializers.BooleanField(
+            help_text="The version's texts pass PLAYGROUND_EXPORT_INLINE_MAX_CHARS: `text` shows"
+            " each long text's first PLAYGROUND_TEXT_HEAD_CHARS characters; `full_url` is the"
+            " whole export."
+        )
+        total = serializers.IntegerField(help_text="Characters in the version's texts.")
+        full_url = serializers.CharField(
+            help_text="The whole export as text/plain, streamed (`full=1`)."
+        )
         warnings = serializers.ListField(
             child=serializers.CharField(),
             help_text="Why the call may fail as exported (undeclared variables, a model the "
@@ -134,25 +151,48 @@ class VersionExportApi(JsonErrorsMixin):
                 enum=("text", "json"),
                 description="Overrides the Accept header: `text` (default) or `json`.",
             ),
+            OpenApiParameter(
+                "full",
+                str,
+                required=False,
+                enum=("0", "1"),
+                description="`1`: the whole export as a text/plain download, streamed (text"
+                " only; a 400 with `as=json`). The text/plain answer is always whole; the JSON"
+                " answer of a long version is a head (`truncated`).",
+            ),
         ],
         responses={
             (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="The export."),
             (200, "application/json"): OutputSerializer,
         },
     )
-    def get(self, request: Request, version_id: int) -> Response:
-        api = _choice(request, "api", APIS)
-        format = _choice(request, "format", FORMATS)
-        variables = _choice(request, "variables", VARIABLES_MODES, default="substitute")
-        version = version_get_for_user(user=request.user, version_id=version_id)
-        content = version_content(version=version)
-        text = export_render(
-            content=content,
-            api=cast(Api, api),
-            format=cast(ExportFormat, format),
-            variables=cast(VariablesMode, variables),
+    def get(self, request: Request, version_id: int) -> HttpResponseBase:
+        api = cast(Api, _choice(request, "api", APIS))
+        format = cast(ExportFormat, _choice(request, "format", FORMATS))
+        variables = cast(
+            VariablesMode, _choice(request, "variables", VARIABLES_MODES, default="substitute")
         )
+        full = _choice(request, "full", ("0", "1"), default="0") == "1"
+        as_text = isinstance(request.accepted_renderer, ExportTextRenderer)
+        if full and not as_text:
+            raise ContentInvalid(
+                "full: the whole export is text only (leave out `as=json`).", field="full"
+            )
+        version = version_get_for_user(user=request.user, version_id=version_id)
         filename = export_filename(version=version, api=api, format=format)
+        disposition = f'{"attachment" if full else "inline"}; filename="{filename}"'
+        if as_text and (full or export_is_long(version=version)):
+            # Written a range at a time: a long text is never held whole (export_long).
+            pieces = export_stream(version=version, api=api, format=format, variables=variables)
+            streamed = StreamingHttpResponse(
+                (piece.encode("utf-8") for piece in pieces),
+                content_type="text/plain; charset=utf-8",
+            )
+            streamed["Content-Disposition"] = disposition
+            patch_vary_headers(streamed, ["Accept"])
+            return streamed
+        snippet = export_snippet(version=version, api=api, format=format, variables=variables)
+        query = urlencode({"api": api, "format": format, "variables": variables, "full": "1"})
         response = Response(
             self.OutputSerializer(
                 {
@@ -161,12 +201,15 @@ class VersionExportApi(JsonErrorsMixin):
                     "format": format,
                     "variables": variables,
                     "filename": filename,
-                    "text": text,
-                    "warnings": export_warnings(content=content, api=cast(Api, api)),
+                    "text": snippet.text,
+                    "warnings": snippet.warnings,
+                    "truncated": snippet.truncated,
+                    "total": snippet.total,
+                    "full_url": f"{request.path}?{query}",
                 }
             ).data
         )
-        if isinstance(request.accepted_renderer, ExportTextRenderer):
-            response["Content-Disposition"] = f'inline; filename="{filename}"'
+        if as_text:
+            response["Content-Disposition"] = disposition
         patch_vary_headers(response, ["Accept"])
         return response

@@ -326,6 +326,7 @@ class VersionDiffApi(APIView):
                 "to": version.pk,
                 "texts": [text_diff_as_json(t) for t in diff["texts"] if t.changed],
                 "changes": diff["changes"],
+                "complete": diff["complete"],
             }
         )
 

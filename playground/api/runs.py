@@ -26,10 +26,16 @@ from common.auth import request_actor
 from ..content import MODEL_MAX_CHARS, PROVIDERS
 from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
 from ..runs.limits import run_start
-from ..runs.selectors import run_get_for_user, run_list_for_version, run_timings
+from ..runs.selectors import (
+    run_get_for_user,
+    run_list_for_version,
+    run_request,
+    run_timings,
+    run_variables_visible,
+)
 from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue
 from ..runs.stream import run_events, run_events_async, run_stream_open, stream_offset_parse
-from ..selectors import version_get_for_user
+from ..selectors import version_access_get_for_user
 from .prompts import PromptVersionListCreateApi, _saved
 
 
@@ -54,6 +60,13 @@ class RunSerializer(serializers.ModelSerializer):
     )
     total_ms = serializers.SerializerMethodField(help_text="From sending the call to the end.")
     stream_url = serializers.SerializerMethodField()
+    request_url = serializers.SerializerMethodField(
+        help_text="The call this run sends, rebuilt from its version (runs never echo the prompt)."
+    )
+    variables = serializers.SerializerMethodField(
+        help_text="The values the texts were filled with; null for a viewer reading another"
+        " account's run."
+    )
 
     class Meta:
         model = Run
@@ -78,9 +91,20 @@ class RunSerializer(serializers.ModelSerializer):
             "time_to_first_token_ms",
             "total_ms",
             "idempotency_key",
-            "request",
             "stream_url",
+            "request_url",
         )
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField(), allow_null=True))
+    def get_variables(self, run: Run) -> dict[str, str] | None:
+        """Shown per `run_variables_visible` for the reader named in the context (`user_id`,
+        `role`); with no reader in the context, hidden."""
+        if "role" not in self.context:
+            return None
+        visible = run_variables_visible(
+            run=run, user_id=self.context.get("user_id"), role=self.context["role"]
+        )
+        return dict(run.variables) if visible else None
 
     @extend_schema_field(UsageSerializer)
     def get_usage(self, run: Run) -> dict[str, int | None]:
@@ -101,6 +125,15 @@ class RunSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.STR)
     def get_stream_url(self, run: Run) -> str:
         return f"/api/v1/runs/{run.pk}/stream/"
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_request_url(self, run: Run) -> str:
+        return f"/api/v1/runs/{run.pk}/request/"
+
+
+def run_answer(run: Run, *, user_id: Any, role: str) -> dict[str, Any]:
+    """One run as the API answers it to the reader `user_id` with `role` on its prompt."""
+    return dict(RunSerializer(run, context={"user_id": user_id, "role": role}).data)
 
 
 class VersionRunListCreateApi(ListAPIView):
@@ -132,8 +165,18 @@ class VersionRunListCreateApi(ListAPIView):
         )
 
     def get_queryset(self) -> Any:
-        version = version_get_for_user(user=self.request.user, version_id=self.kwargs["version_id"])
-        return run_list_for_version(version=version)
+        access = version_access_get_for_user(
+            user=self.request.user, version_id=self.kwargs["version_id"]
+        )
+        self._role = access.access.role
+        return run_list_for_version(version=access.version)
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {
+            **super().get_serializer_context(),
+            "user_id": self.request.user.pk,
+            "role": getattr(self, "_role", ""),
+        }
 
     @extend_schema(
         summary="Run a version",
@@ -144,7 +187,8 @@ class VersionRunListCreateApi(ListAPIView):
         responses={201: RunSerializer, 200: RunSerializer},
     )
     def post(self, request: Request, version_id: int) -> Response:
-        version = version_get_for_user(user=request.user, version_id=version_id)
+        access = version_access_get_for_user(user=request.user, version_id=version_id)
+        version = access.version
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = run_start(
@@ -156,7 +200,7 @@ class VersionRunListCreateApi(ListAPIView):
             model=data.validated_data.get("model"),
         )
         response = Response(
-            RunSerializer(result.run).data,
+            run_answer(result.run, user_id=request.user.pk, role=access.access.role),
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
         )
         if not result.created:
@@ -167,7 +211,41 @@ class VersionRunListCreateApi(ListAPIView):
 class RunDetailApi(APIView):
     @extend_schema(responses=RunSerializer)
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(RunSerializer(run_get_for_user(user=request.user, run_id=run_id).run).data)
+        access = run_get_for_user(user=request.user, run_id=run_id)
+        return Response(run_answer(access.run, user_id=request.user.pk, role=access.role))
+
+
+class RunRequestApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        method = serializers.CharField()
+        url = serializers.CharField(
+            help_text="Where the call goes: the provider's URL (the deployment's configured base"
+            " URL only for staff accounts)."
+        )
+        headers = serializers.DictField(
+            child=serializers.CharField(), help_text="Names of key variables only, never keys."
+        )
+        body = serializers.DictField(help_text="The request body, as the provider receives it.")
+        variables_filled = serializers.BooleanField(
+            help_text="False when the reader may not see the run's variables (a viewer reading"
+            " another account's run): the body keeps the `{{name}}` placeholders."
+        )
+
+    @extend_schema(
+        summary="The call a run sends",
+        description="Rebuilt on demand from the run's version (immutable), provider, model and"
+        " variables, with the same builder as the export; run answers never include it. Same"
+        " access as the run.",
+        responses=OutputSerializer,
+    )
+    def get(self, request: Request, run_id: int) -> Response:
+        access = run_get_for_user(user=request.user, run_id=run_id)
+        built = run_request(
+            run=access.run,
+            variables_visible=access.variables_visible,
+            base_url_visible=bool(getattr(request.user, "is_staff", False)),
+        )
+        return Response({**built, "variables_filled": access.variables_visible})
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -224,7 +302,7 @@ class RunStreamApi(JsonErrorsMixin, APIView):
 
         def final() -> dict[str, Any]:
             run = Run.objects.select_related("version", "created_by").get(pk=pk)
-            return dict(RunSerializer(run).data)
+            return run_answer(run, user_id=request.user.pk, role=access.role)
 
         stream = run_stream_open(
             user_id=request_actor(request).pk,
@@ -249,9 +327,8 @@ class RunCancelApi(APIView):
     @extend_schema(request=None, responses=RunSerializer, summary="Cancel a queued or running run")
     def post(self, request: Request, run_id: int) -> Response:
         access = run_get_for_user(user=request.user, run_id=run_id)
-        return Response(
-            RunSerializer(run_cancel(actor=request_actor(request), run=access.run)).data
-        )
+        run = run_cancel(actor=request_actor(request), run=access.run)
+        return Response(run_answer(run, user_id=request.user.pk, role=access.role))
 
 
 class RunContinueApi(APIView):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ import httpx2
 import pydantic
 
 from .base import ProviderError, retry_after_seconds
+
+logger = logging.getLogger(__name__)
 
 # A provider's error message is shown on the run; a long one (an HTML error page) is cut here.
 ERROR_DETAIL_MAX_CHARS = 500
@@ -62,7 +65,10 @@ def sdk_errors(
             raise ProviderError(
                 f"{title}'s stream was cut off before the reply finished ({cause})."
             ) from None
-        raise ProviderError(f"Could not reach {title} at {base_url}: {cause}") from None
+        # The base URL is the operator's configuration: logged, never put in the run's error,
+        # which every reader of the run sees.
+        logger.warning("run.provider_unreachable", extra={"provider": title, "base_url": base_url})
+        raise ProviderError(f"Could not reach {title}: {cause}") from None
     except (json.JSONDecodeError, pydantic.ValidationError, UnicodeDecodeError) as error:
         raise ProviderError(f"{title} sent a malformed stream: {str(error)[:300]}") from None
     except httpx2.TimeoutException:

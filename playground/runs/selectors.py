@@ -11,16 +11,26 @@ from django.db.models.functions import Substr
 from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
+from ..export import Api, export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
-from ..selectors import User, prompt_access_get_for_user
+from ..providers import provider_get
+from ..selectors import User, prompt_access_get_for_user, version_content
+
+
+def run_variables_visible(*, run: Run, user_id: Any, role: str) -> bool:
+    """Whether a reader sees the values a run was filled with: owners and editors see every
+    run's, a viewer only their own runs' (what another account typed is theirs)."""
+    return role in (Role.OWNER, Role.EDITOR) or run.created_by_id == user_id
 
 
 @dataclass(frozen=True)
 class RunAccess:
-    """A run the user may see, with their role on its prompt."""
+    """A run the user may see, with their role on its prompt, and whether they see its
+    variables (`run_variables_visible`)."""
 
     run: Run
     role: str
+    variables_visible: bool = False
 
 
 def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
@@ -34,7 +44,45 @@ def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
     access = prompt_access_get_for_user(
         user=user, prompt_id=run.version.prompt_id, min_role=Role.VIEWER
     )
-    return RunAccess(run=run, role=access.role)
+    return RunAccess(
+        run=run,
+        role=access.role,
+        variables_visible=run_variables_visible(run=run, user_id=user.pk, role=access.role),
+    )
+
+
+def run_request(
+    *, run: Run, variables_visible: bool = True, base_url_visible: bool = True
+) -> dict[str, Any]:
+    """The call a run sends, `{method, url, headers, body}`, rebuilt on demand: a run keeps a
+    reference to its version's stored texts (the version, provider, model and variables), never
+    a copy, and this is the one builder of its request — the worker sends it, and
+    `GET /api/v1/runs/{id}/request/` shows it (the export module's `export_request`, as for an
+    export). The version is immutable, so the rebuilt call is the one sent.
+
+    `variables_visible=False` keeps the `{{name}}` placeholders instead of the run's values;
+    `base_url_visible=False` names the provider's public URL instead of the operator's
+    configured base URL (`url` is where the call goes; neither is the reader's to see always).
+    """
+    content = version_content(version=run.version)
+    adapter = provider_get(run.provider)
+    api: Api = adapter.api  # type: ignore[assignment]
+    request = export_request(
+        content={
+            **content,
+            "provider": run.provider,
+            "model": run.model,
+            "variables": run.variables if variables_visible else content["variables"],
+        },
+        api=api,
+        variables="substitute" if variables_visible else "keep",
+        stream=True,
+    )
+    if run.provider == "echo":
+        request["url"] = "echo:"
+    elif base_url_visible:
+        request["url"] = adapter.base_url() + export_sdk_arguments(request=request, api=api).path
+    return request
 
 
 def run_list_for_version(*, version: PromptVersion) -> QuerySet[Run]:

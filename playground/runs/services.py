@@ -34,7 +34,6 @@ from ..content import (
     variables_unfilled_check,
 )
 from ..exceptions import ContentInvalid
-from ..export import export_request, export_sdk_arguments
 from ..models import (
     IDEMPOTENCY_KEY_MAX_CHARS,
     STOP_REASON_MAX_CHARS,
@@ -46,6 +45,7 @@ from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_g
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
 from .notify import run_notify_output, run_notify_status
+from .selectors import run_request
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +145,8 @@ def run_create(
     model: Any = None,
     enqueue: bool = True,
 ) -> RunCreated:
-    """Queue a run of `version`; the request is built now, with the export module's builder.
+    """Queue a run of `version`. The run stores what it was asked (version, provider, model,
+    variables), not its request: `run_request` rebuilds that with the export module's builder.
 
     With an `idempotency_key` (per version and user), a repeated call returns the first run.
     The caller must already hold at least viewer access (selectors check it). A person's
@@ -163,24 +164,9 @@ def run_create(
         ).first()
         if earlier is not None:
             return _replay(earlier, chosen_provider, chosen_model, values)
-    adapter = provider_get(chosen_provider)
-    adapter.check_configured()
-    request = export_request(
-        content={
-            **content,
-            "provider": chosen_provider,
-            "model": chosen_model,
-            "variables": values,
-        },
-        api=adapter.api,  # type: ignore[arg-type]
-        stream=True,
-    )
-    # Where it really goes: the configured base URL, not the provider's default.
-    request["url"] = (
-        "echo:"
-        if chosen_provider == "echo"
-        else adapter.base_url() + export_sdk_arguments(request=request, api=adapter.api).path  # type: ignore[arg-type]
-    )
+    provider_get(chosen_provider).check_configured()
+    # No copy of the request: the run references its immutable version, and its call is rebuilt
+    # from that, the model and `values` when sent or shown (selectors.run_request).
     try:
         with transaction.atomic():
             run = Run.objects.create(
@@ -189,7 +175,6 @@ def run_create(
                 provider=chosen_provider,
                 model=chosen_model,
                 variables=values,
-                request=request,
                 idempotency_key=key,
             )
             if enqueue:
@@ -304,7 +289,7 @@ def _heartbeat(run_id: int) -> bool:
 def _stream_once(run: Run, writer: _Writer, tools: list[dict[str, Any]]) -> Finished | None:
     """One provider call; None when the run stopped being ours (cancelled) mid-stream."""
     adapter = provider_get(run.provider)
-    events = adapter.stream(request=run.request, timeout=settings.RUN_PROVIDER_TIMEOUT)
+    events = adapter.stream(request=run_request(run=run), timeout=settings.RUN_PROVIDER_TIMEOUT)
     try:
         for event in events:
             if isinstance(event, TextDelta):

@@ -76,10 +76,16 @@ def anchor_locate(
     return _locate(selector, revision)
 
 
-def anchors_locate(*, selectors: Sequence[Selector], old_text: str, new_text: str) -> list[Anchor]:
-    """Re-anchor many annotations, computing the revision diff once; same guarantees as
-    ``anchor_locate``, results in the order of ``selectors``."""
-    revision = _Revision(old_text, new_text, None)
+def anchors_locate(
+    *,
+    selectors: Sequence[Selector],
+    old_text: str,
+    new_text: str,
+    diffs: Diff | None = None,
+) -> list[Anchor]:
+    """Re-anchor many annotations, computing the revision diff (and the folded texts) once;
+    same guarantees as ``anchor_locate``, results in the order of ``selectors``."""
+    revision = _Revision(old_text, new_text, diffs)
     return [_locate(selector, revision) for selector in selectors]
 
 

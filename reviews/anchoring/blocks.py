@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from .base import DIFF_DELETE, DIFF_EQUAL, DIFF_INSERT, Diff
@@ -70,15 +71,15 @@ class _Revision:
             old_pos, new_pos = old_end, new_end
         return blocks
 
-    @property
+    @cached_property
     def folded_new(self) -> _Folded:
         return _fold(self.new)
 
-    @property
+    @cached_property
     def folded_old(self) -> _Folded:
         return _fold(self.old)
 
-    @property
+    @cached_property
     def headings_new(self) -> _Headings:
         return _headings(self.new)
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import hashlib
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+
+from common.lru import LruCache
 
 from .base import (
     _ATX_HEADING,
@@ -100,8 +104,63 @@ class _Folded:
         return len(self.index) - 1
 
 
-@lru_cache(maxsize=4)  # anchor_locate calls sharing one revision pair fold it once
+def _text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _ints_bytes(values: list[int]) -> int:
+    """A list of ints in memory: the list and an int object (28 bytes) per item (small ints are
+    shared, so this is an upper bound)."""
+    return sys.getsizeof(values) + 28 * len(values)
+
+
+def _folded_bytes(folded: _Folded) -> int:
+    return sys.getsizeof(folded.text) + sum(
+        _ints_bytes(values) for values in (folded.starts, folded.ends, folded.index)
+    )
+
+
+def _headings_bytes(headings: _Headings) -> int:
+    # A path is a tuple of heading strings shared between lines: count the tuple only.
+    return _ints_bytes(headings.line_ends) + sum(sys.getsizeof(p) for p in headings.paths)
+
+
+# The bytes both caches below may hold together, read at each insert. This package has no
+# Django: the reviews app installs a reader of REVIEWS_ANCHOR_CACHE_BYTES (reviews.apps).
+_anchor_cache_bytes: Callable[[], int] = lambda: 4 * 1024 * 1024  # noqa: E731
+
+
+def anchor_cache_bound_set(bound: Callable[[], int]) -> None:
+    global _anchor_cache_bytes
+    _anchor_cache_bytes = bound
+
+
+def _half_bound() -> int:
+    return _anchor_cache_bytes() // 2
+
+
+# Folded texts and headings by text digest: anchor_locate calls sharing one revision pair fold it
+# once. Bounded in bytes (half of the bound each); a text too large for them is folded per call,
+# and callers re-anchoring many annotations share one pair (anchors_locate).
+_fold_cache: LruCache[_Folded] = LruCache(bound=_half_bound, cost=_folded_bytes)
+_headings_cache: LruCache[_Headings] = LruCache(bound=_half_bound, cost=_headings_bytes)
+
+
+def anchor_caches_clear() -> None:
+    _fold_cache.clear()
+    _headings_cache.clear()
+
+
 def _fold(raw: str) -> _Folded:
+    key = _text_key(raw)
+    folded = _fold_cache.get(key)
+    if folded is None:
+        folded = _fold_compute(raw)
+        _fold_cache.put(key, folded)
+    return folded
+
+
+def _fold_compute(raw: str) -> _Folded:
     parts: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -133,9 +192,13 @@ def _fold_text(raw: str) -> str:
     return _WHITESPACE.sub(" ", raw)
 
 
-@lru_cache(maxsize=4)
 def _headings(text: str) -> _Headings:
-    return _Headings(text)
+    key = _text_key(text)
+    headings = _headings_cache.get(key)
+    if headings is None:
+        headings = _Headings(text)
+        _headings_cache.put(key, headings)
+    return headings
 
 
 class _Headings:

@@ -14,8 +14,7 @@ from django.db import transaction
 
 from ..anchoring import (
     Anchor,
-    anchor_diff_compute,
-    anchor_locate,
+    anchors_locate,
     quote_similarity,
     selector_from_position,
 )
@@ -109,15 +108,17 @@ def _fill(target: DocRevision) -> int:
     new_text = revision_text(revision=target)
     for group in by_source.values():
         old_text = revision_text(revision=group[0][1].revision)
-        diffs = anchor_diff_compute(old_text=old_text, new_text=new_text)
-        for annotation, source in group:
+        selectors = []
+        for _, source in group:
             assert source.start is not None and source.end is not None  # not orphaned
-            selector = selector_from_position(
-                text=old_text, start=source.start, end=source.end, context=ANCHOR_CONTEXT
+            selectors.append(
+                selector_from_position(
+                    text=old_text, start=source.start, end=source.end, context=ANCHOR_CONTEXT
+                )
             )
-            located = anchor_locate(
-                selector=selector, old_text=old_text, new_text=new_text, diffs=diffs
-            )
+        # One revision pair for the group: its diff and folded texts are computed once.
+        found = anchors_locate(selectors=selectors, old_text=old_text, new_text=new_text)
+        for (annotation, _), located in zip(group, found, strict=True):
             reference = annotation.exact
             by_hand = manual.get(annotation.pk)
             if by_hand is not None:

@@ -19,6 +19,7 @@
   const note = document.getElementById("export-note");
   const warningBox = document.getElementById("export-warnings");
   const warningList = document.getElementById("export-warning-list");
+  const cutNote = document.getElementById("export-cut");
   const tablists = Array.from(panel.querySelectorAll('[role="tablist"]'));
   const STORE = "redline.export";
 
@@ -82,7 +83,8 @@
     else if (state.keep && state.format === "curl") {
       note.textContent = "curl always sends the variables' defaults.";
     } else note.textContent = "";
-    download.href = url + "?" + query();
+    // The download is the whole export, streamed by the server, whatever the panel shows.
+    download.href = url + "?" + query() + "&full=1";
   }
 
   // Warnings say why the call would fail (undeclared variables, a model the API does not
@@ -106,7 +108,10 @@
     codePanel.removeAttribute("aria-busy");
     codePanel.classList.remove("export-failed");
     status.textContent = "";
-    copyButton.disabled = false;
+    // A long version's export is cut to heads: copying it would copy a call that is not the
+    // version's, so Copy waits for a whole export and the note points at the download.
+    cutNote.hidden = !data.truncated;
+    copyButton.disabled = Boolean(data.truncated);
   }
 
   function fail(message) {
@@ -116,6 +121,7 @@
     filename.textContent = "";
     codePanel.removeAttribute("aria-busy");
     codePanel.classList.add("export-failed");
+    cutNote.hidden = true;
     status.textContent = "Could not load the export: " + message;
     copyButton.disabled = true;
   }

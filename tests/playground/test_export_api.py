@@ -98,6 +98,10 @@ def test_json_representation_via_query_or_accept(api, version):
         "filename": "design-critic-caches-v1-anthropic.json",
         "text": text,
         "warnings": [],
+        "truncated": False,
+        "total": body["total"],
+        "full_url": f"/api/v1/versions/{version.pk}/export/"
+        "?api=anthropic&format=json&variables=keep&full=1",
     }
     assert as_text["Content-Type"].startswith("text/plain")
     assert as_text.content.decode() == text

@@ -69,8 +69,12 @@ def test_echo_run_end_to_end(owner, echo_version, inline_runs, django_capture_on
     assert run["usage"]["output_tokens"] == len(run["output"].split())
     assert run["usage"]["input_tokens"] > 0
     assert run["variables"] == {"design": "a CDN"}
-    # Its request is the export's Anthropic-shaped body, variables filled.
-    assert run["request"]["body"]["messages"][0]["content"] == "Review this design: a CDN"
+    # Its request is the export's Anthropic-shaped body, variables filled, at its own URL: run
+    # answers never echo the prompt.
+    assert "request" not in run and "request" not in created
+    request = api.get(run["request_url"]).json()
+    assert request["body"]["messages"][0]["content"] == "Review this design: a CDN"
+    assert request["variables_filled"] is True
 
     listing = api.get(f"/api/v1/versions/{echo_version.pk}/runs/").json()
     assert [r["id"] for r in listing["results"]] == [run["id"]]

@@ -189,7 +189,6 @@ def test_redelivered_task_never_sends_the_call_twice(providers, settings):
         created_by=owner,
         provider="anthropic",
         model="m",
-        request={"method": "POST", "url": "x", "headers": {}, "body": {}},
         status="running",
         started_at=now,
         heartbeat_at=now,
@@ -214,7 +213,6 @@ def test_reaper_fails_silent_and_unclaimed_runs_only(providers, settings):
         "created_by": owner,
         "provider": "anthropic",
         "model": "m",
-        "request": {"method": "POST", "url": "x", "headers": {}, "body": {}},
     }
     silent = Run.objects.create(**base, status="running", heartbeat_at=now - timedelta(seconds=90))
     alive = Run.objects.create(**base, status="running", heartbeat_at=now)

@@ -1,0 +1,71 @@
+"""Every in-process cache is bounded in bytes (issue #21): the settings' shares of
+PROCESS_CACHE_BYTES, and each cache's use stays under its bound whatever is put in it."""
+
+import sys
+
+from django.conf import settings
+
+from reviews.anchoring.text import _fold, _fold_cache, _headings, _headings_cache
+from textstore.cache import base_cache, delta_ops_cache, text_cache
+from textstore.ranges import _Op
+
+
+def test_the_default_shares_fit_the_process_budget():
+    shares = (
+        settings.TEXTSTORE_CACHE_BYTES,
+        settings.TEXTSTORE_BASE_CACHE_BYTES,
+        settings.TEXTSTORE_DELTA_OPS_CACHE_BYTES,
+        settings.PLAYGROUND_DIFF_CACHE_BYTES,
+        settings.REVIEWS_ANCHOR_CACHE_BYTES,
+    )
+    assert sum(shares) < settings.PROCESS_CACHE_BYTES
+
+
+def test_parsed_deltas_are_bounded_in_bytes(settings):
+    settings.TEXTSTORE_DELTA_OPS_CACHE_BYTES = 20_000
+    delta_ops_cache.clear()
+    for n in range(100):
+        ops = [_Op(start=0, end=500, source=None, text="x" * 500), _Op(0, 9, 0, "")]
+        delta_ops_cache.put(f"{n:064x}", ops)
+    assert 0 < delta_ops_cache.used <= 20_000
+    assert len(delta_ops_cache) < 100  # the oldest went
+    # One entry's cost counts its texts: a huge insertion is not cached at all.
+    delta_ops_cache.put("f" * 64, [_Op(start=0, end=1, source=None, text="y" * 50_000)])
+    assert "f" * 64 not in delta_ops_cache
+    delta_ops_cache.clear()
+
+
+def test_rebuilt_texts_count_their_real_size(settings):
+    settings.TEXTSTORE_CACHE_BYTES = 1_000_000
+    text_cache.clear()
+    emoji = "🙂" + "a" * 100_000  # one astral character: 4 bytes a character in a str
+    text_cache.put("e" * 64, emoji)
+    assert text_cache.used == sys.getsizeof(emoji) > 400_000
+    text_cache.put("d" * 64, "b" * 300_000)
+    text_cache.put("c" * 64, "🙂" + "c" * 100_000)
+    assert text_cache.used <= 1_000_000
+    assert "e" * 64 not in text_cache  # the least recently used went
+    # Over half the bound: never cached (an 8 MiB text with an emoji is 32 MB as a str).
+    text_cache.put("f" * 64, "🙂" + "f" * 200_000)
+    assert "f" * 64 not in text_cache
+    text_cache.clear()
+    base_cache.clear()
+
+
+def test_re_anchoring_folds_are_bounded_in_bytes(settings):
+    settings.REVIEWS_ANCHOR_CACHE_BYTES = 2_000_000  # 1 MB for each of the two
+    _fold_cache.clear()
+    _headings_cache.clear()
+    for n in range(20):
+        text = f"# Heading {n}\n" + "word  and   spaces\n" * 200
+        assert _fold(text).text.startswith(f"# Heading {n}")
+        assert _headings(text).path_at(20) == (f"Heading {n}",)
+    assert 0 < _fold_cache.used <= 1_000_000
+    assert 1 < len(_fold_cache) < 20  # each fold of ~3,800 characters counts ~330 KB
+    assert 0 < _headings_cache.used <= 1_000_000
+    # A document too large for the cache is folded all the same, just not kept.
+    big = "x  y\n" * 100_000
+    assert _fold(big).text == "x y " * 100_000
+    assert _fold_cache.used <= 1_000_000
+    _fold_cache.clear()
+    _headings_cache.clear()
