@@ -276,6 +276,9 @@ class Run(models.Model):
     # Written by the worker with every flush; the reaper fails runs whose worker went silent.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     deliveries = models.PositiveSmallIntegerField(default=0, help_text="Times a worker took it.")
+    # True: a message on the run queue executes it, and the fair queue may pick it for any turn.
+    # False: its creator executes it in its own worker (an evaluation's cell), never a turn.
+    on_run_queue = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

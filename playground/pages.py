@@ -8,10 +8,11 @@ from django.urls import reverse
 
 from .content import VersionContent
 from .fetch import version_fetch_etag
-from .models import Label, PromptVersion
+from .models import Label, LabelMove, PromptVersion
 from .selectors import (
     PromptAccess,
     label_list,
+    label_moves,
     version_content,
     version_newest,
     version_number,
@@ -52,6 +53,8 @@ class PromptPage:
     preview: ContentPreview
     fetch_etag: str  # what `GET /api/v1/versions/{id}/` answers as the selected version's ETag
     parent_number: int | None  # the selected version's parent (v3 is 3), None for the root
+    label_moves: list[LabelMove]  # the newest 30 moves, for the labels panel
+    fetch_label: str  # the label the fetch example names: this version's, else any; "" if none
 
     @property
     def layout(self) -> Layout:
@@ -140,6 +143,16 @@ def prompt_page_build(
             version=selected, text_totals=[text.total for text in preview.texts]
         ),
         parent_number=version_number(prompt=access.prompt, version_id=selected.parent_id),
+        label_moves=list(label_moves(prompt=access.prompt, limit=30)),
+        fetch_label=next(
+            iter(
+                [
+                    *(label.name for label in labels if label.version_id == selected.pk),
+                    *(label.name for label in labels),
+                ]
+            ),
+            "",
+        ),
     )
 
 

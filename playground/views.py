@@ -246,7 +246,6 @@ def _prompt_page(
     shown: int | None = None,
 ) -> HttpResponse:
     page = prompt_page_build(access=access, selected=selected, shown=shown)
-    selected = page.selected
     return render(
         request,
         "playground/prompt_detail.html",
@@ -255,26 +254,23 @@ def _prompt_page(
             "prompt": access.prompt,
             "access": access,
             "tree": page.tree,
-            "tree_html": _tree_html(access.prompt, page.tree, selected),
+            "tree_html": _tree_html(access.prompt, page.tree, page.selected),
             "layout": page.layout,
             "labels": page.labels,
-            "label_moves": label_moves(prompt=access.prompt, limit=30),
+            "label_moves": page.label_moves,
             "main": page.main,
-            "selected": selected,
+            "selected": page.selected,
             "selected_labels": page.selected_labels,
             "fetch_etag": page.fetch_etag,
             "parent_number": page.parent_number,
-            # The fetch example names a label the prompt has: this version's, else main's.
-            "fetch_label": next(
-                iter([*page.selected_labels, *(label.name for label in page.labels)]), ""
-            ),
-            **_texts_context(page.content, page.preview, _version_text_urls(selected)),
+            "fetch_label": page.fetch_label,
+            **_texts_context(page.content, page.preview, _version_text_urls(page.selected)),
             "error": error,
             "versions_count": page.versions_count,
             "can_edit": access.can_edit,
             "is_owner": access.is_owner,
-            **(_share_context(access.prompt, selected.pk) if access.is_owner else {}),
-            **(_version_editor(selected, editor_values) if access.can_edit else {}),
+            **(_share_context(access.prompt, page.selected.pk) if access.is_owner else {}),
+            **(_version_editor(page.selected, editor_values) if access.can_edit else {}),
         },
         status=status,
     )
@@ -546,6 +542,24 @@ def _labels_answer(
     )
 
 
+def _label_conflict_answer(
+    request: HtmxHttpRequest, access: Any, version: PromptVersion, name: str, error: LabelConflict
+) -> HttpResponse:
+    """409: who moved the label, with a retry against where it points now; or, for "create"
+    with the name of a label already on this version, that there is nothing to change."""
+    current = label_list(prompt=access.prompt).filter(name=name).first()
+    if current is not None and current.version_id == version.pk:
+        return _labels_answer(
+            request,
+            access,
+            version,
+            error=f"“{current.name}” is already on v{version.number}: nothing to change.",
+            name_value=name,
+            status=409,
+        )
+    return _labels_answer(request, access, version, error=error.message, retry=current, status=409)
+
+
 @login_required
 @require_POST
 def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
@@ -570,30 +584,16 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
             expected_given=True,
         )
     except LabelConflict as error:
-        current = label_list(prompt=prompt).filter(name=name).first()
-        if current is not None and current.version_id == version.pk:
-            # "Create" with the name of a label already here: nothing to move, say so.
-            return _labels_answer(
-                request,
-                access,
-                version,
-                error=f"“{current.name}” is already on v{version.number}: nothing to change.",
-                name_value=name,
-                status=409,
-            )
-        return _labels_answer(
-            request, access, version, error=error.message, retry=current, status=409
-        )
+        return _label_conflict_answer(request, access, version, name, error)
     except Forbidden as error:
         return _labels_answer(request, access, version, error=error.message, status=403)
     except PlaygroundError as error:
-        field_error = error.field == "name"
         return _labels_answer(
             request,
             access,
             version,
             error=error.message,
-            field_error=field_error,
+            field_error=error.field == "name",
             name_value=name,
             status=400,
         )

@@ -47,7 +47,9 @@ def run_claim_next() -> int | None:
     """Claim (queued → running) the queued run the fair order puts first; its id, or None."""
     with transaction.atomic():
         queued = (
-            Run.objects.filter(status=Status.QUEUED)
+            # Only runs a run-queue message stands for: an evaluation executes its cells' runs
+            # itself, so a turn taking one would leave its cell task nothing to run.
+            Run.objects.filter(status=Status.QUEUED, on_run_queue=True)
             .annotate(busy=Coalesce(_busy_per_account(), Value(0)))
             .order_by("busy", "created_at", "pk")
         )

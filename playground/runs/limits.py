@@ -56,7 +56,11 @@ def run_active_check(*, actor: User) -> None:
     concurrent creations by one account count one after the other."""
     list(User.objects.select_for_update().filter(pk=actor.pk).values_list("pk", flat=True))
     cap = int(settings.RUN_USER_ACTIVE_MAX)
-    active = Run.objects.filter(created_by_id=actor.pk, status__in=ACTIVE_STATUSES).count()
+    # An evaluation's cells pace themselves (docs/evals.md); they do not count against the
+    # account's interactive runs.
+    active = Run.objects.filter(
+        created_by_id=actor.pk, status__in=ACTIVE_STATUSES, on_run_queue=True
+    ).count()
     if active >= cap:
         wait = max(1, int(settings.RUN_ACTIVE_RETRY_AFTER))
         raise RateLimited(

@@ -176,6 +176,7 @@ def run_create(
                 model=chosen_model,
                 variables=values,
                 idempotency_key=key,
+                on_run_queue=enqueue,
             )
             if enqueue:
                 transaction.on_commit(lambda: _enqueue(run.pk))

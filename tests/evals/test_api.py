@@ -266,10 +266,9 @@ def test_a_row_missing_a_placeholder_value_is_refused_before_any_run(owner, inli
         prompt,
         {"testset": testset["id"], "versions": [v1.pk], "graders": [{"type": "json-valid"}]},
     )
-    # Either rule (a missing or an empty value) makes this a 400 naming row 0, before any run.
-    if response.status_code == 201:
-        pytest.skip("an empty default counts as a value in this tree's variable rule")
+    # {{other}} is declared with an empty default and the row gives no value: refused up front.
     assert response.status_code == 400
+    assert "variables.other" in response.json()["detail"]
     assert response.json()["field"] == "rows.0.variables"
     assert not Run.objects.exists()
 

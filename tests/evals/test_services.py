@@ -196,3 +196,19 @@ def test_too_many_running_evaluations_is_a_429(owner, settings):
 
     with pytest.raises(RateLimited):
         _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
+
+
+def test_a_fair_run_queue_turn_never_takes_a_cells_run(owner, inline_runs):
+    """A cell's run is executed by its cell task; a run-queue message's turn must not pick it
+    (it would leave the cell task nothing to run), nor count it against interactive runs."""
+    from playground.runs.fair import run_claim_next
+
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
+    cell = EvalCell.objects.select_related("evaluation", "target", "row").get(evaluation=evaluation)
+    from evals.services import _cell_run
+
+    run_id = _cell_run(cell)
+    assert Run.objects.get(pk=run_id).status == "queued"
+    assert run_claim_next() is None
+    assert Run.objects.get(pk=run_id).status == "queued"
