@@ -99,7 +99,9 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="show the server's log")
     args = parser.parse_args()
     reads = set(args.reads.split(","))
-    database = os.environ.get("BENCH_DATABASE_URL", "")
+    database = os.environ.get(
+        "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/redline_abuse_memory_bench"
+    )
     if not database.startswith("postgres"):
         raise SystemExit("set BENCH_DATABASE_URL to a PostgreSQL database of the bench's own")
 

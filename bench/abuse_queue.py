@@ -3,7 +3,7 @@
     .venv/bin/python bench/abuse_queue.py [--flood 150] [--scenarios defaults,fair,before]
 
 The production set-up, started fresh by this script on loopback: gunicorn (gthread) on
-PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/redline_h21f_bench,
+PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/redline_abuse_bench,
 created if missing), a Redis broker (BENCH_REDIS_URL, default redis://127.0.0.1:6379/8) and a
 real Celery worker (threads pool, concurrency 4) on a queue of its own. Runs use the offline
 `echo` provider with RUN_ECHO_DELAY_MS=25, so one run takes about a second of worker time.
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from bench._servers import django_script, free_port, gunicorn, migrate  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_h21f_bench"
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_bench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
 ECHO_DELAY_MS = "25"
 CONCURRENCY = 4

@@ -5,7 +5,7 @@
 
 The production set-up, started fresh by this script on loopback: gunicorn (gthread, 2 workers
 × 8 threads) on PostgreSQL (BENCH_DATABASE_URL, default
-postgres://postgres@127.0.0.1:5432/redline_h21f_bench, created if missing) with S3 on a moto
+postgres://postgres@127.0.0.1:5432/redline_abuse_bench, created if missing) with S3 on a moto
 server process of this script's own, with the shipped S3 timeout and breaker settings.
 
 40 prompts get a 300 KB system prompt each (over TEXTSTORE_INLINE_MAX: stored in S3). Then the
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from bench._servers import django_script, free_port, gunicorn, migrate, wait_for_port  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_h21f_bench"
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_bench"
 TEXTS = 40
 
 
