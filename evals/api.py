@@ -143,7 +143,12 @@ class TestSetDetailApi(APIView):
     @extend_schema(
         summary="A test set's rows",
         parameters=[
-            OpenApiParameter("revision", int, required=False, description="Default: the latest.")
+            OpenApiParameter(
+                "revision",
+                {"type": "integer", "minimum": 1},
+                required=False,
+                description="Default: the latest.",
+            )
         ],
         responses=TestSetSerializer,
     )
@@ -244,7 +249,7 @@ class TestSetExportApi(APIView):
         summary="Download a test set's rows",
         parameters=[
             OpenApiParameter("format", str, enum=["csv", "jsonl"], required=False),
-            OpenApiParameter("revision", int, required=False),
+            OpenApiParameter("revision", {"type": "integer", "minimum": 1}, required=False),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,

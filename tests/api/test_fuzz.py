@@ -71,7 +71,8 @@ def auth_headers(request) -> dict[str, str]:
 #   future, a content whose empty message list needs a system prompt, an upload larger than
 #   UPLOAD_MAX_BYTES, variables the version must declare, a review still in draft, an
 #   alternative that needs a tradeoff, a text range within the stored version, estimator inputs
-#   that depend on the question. For those operations only, a 400 counts as an accepted answer;
+#   that depend on the question, an export's `full=1` that is text only (not with `as=json`).
+#   For those operations only, a 400 counts as an accepted answer;
 #   it must still be JSON that matches the schema. Everywhere else (PATCH of a prompt, a label
 #   or a document's constraints, every other read) a request the schema calls valid is accepted.
 _POSITIVE = '["2xx", "400", "401", "403", "404", "409", "429"]'
@@ -86,7 +87,7 @@ CONFIG = SchemathesisConfig.from_str(
     f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n\n"
     f"[[operations]]\ninclude-operation-id = {json.dumps(_DB_DEPENDENT_PATCHES)}\n"
     f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n\n"
-    '[[operations]]\ninclude-path-regex = "/(diff|text|text/download|estimate)/$"\n'
+    '[[operations]]\ninclude-path-regex = "/(diff|text|text/download|estimate|export)/$"\n'
     f"checks.positive_data_acceptance.expected-statuses = {_POSITIVE}\n"
 )
 
