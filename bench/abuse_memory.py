@@ -4,8 +4,8 @@
         .venv/bin/python bench/abuse_memory.py [--mib 8] [--versions 24] [--runs 10]
 
 The database named by BENCH_DATABASE_URL is migrated and emptied (`flush`: give the bench its
-own); objects go to a temporary local store. gunicorn runs `config.wsgi` with `gunicorn.conf.py`
-and one gthread worker.
+own); objects go to a temporary local store. The server is the production one, `make serve`'s
+gunicorn with `gunicorn.conf.py` serving `config.asgi`.
 
 1. Seeds a prompt whose versions are one-line edits of a `--mib` MiB text holding one emoji (so
    the worker's str of it takes 4 bytes a character), `--versions` distinct versions.
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import django_script, free_port, gunicorn, migrate, wait_for_port  # noqa: E402
+from bench._servers import asgi_server, django_script, free_port, migrate, wait_for_port  # noqa: E402
 from bench.large_prompt import Client, browser_session, status_kb, worker_pid  # noqa: E402
 
 MIB = 1024 * 1024
@@ -144,7 +144,7 @@ def main() -> None:
             )
         )
         port = free_port()
-        server = gunicorn(port, env, "-c", "gunicorn.conf.py", quiet=not args.verbose)
+        server = asgi_server(port, env, quiet=not args.verbose)
         try:
             wait_for_port(port)
             worker = worker_pid(server.pid)

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/abuse_queue.py [--flood 150] [--scenarios defaults,fair,before]
 
-The production set-up, started fresh by this script on loopback: gunicorn (gthread) on
+The production set-up, started fresh by this script on loopback: gunicorn with uvicorn workers
+(`make serve`) on
 PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/redline_abuse_bench,
 created if missing), a Redis broker (BENCH_REDIS_URL, default redis://127.0.0.1:6379/8) and a
 real Celery worker (threads pool, concurrency 4) on a queue of its own. Runs use the offline
@@ -38,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import django_script, free_port, gunicorn, migrate  # noqa: E402
+from bench._servers import asgi_server, django_script, free_port, migrate  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_bench"
@@ -197,9 +198,7 @@ def scenario(name: str, flood_count: int, db: str, broker: str) -> dict[str, flo
         start_new_session=True,
     )
     port = free_port()
-    server = gunicorn(
-        port, env, "-k", "gthread", "--threads", "8", "-w", "2", "--log-level", "warning"
-    )
+    server = asgi_server(port, env, "--workers", "2", "--log-level", "warning")
     created: list[int] = []
     try:
         deadline = time.monotonic() + 60

@@ -3,8 +3,8 @@
 
     .venv/bin/python bench/abuse_s3.py [--parallel 36]
 
-The production set-up, started fresh by this script on loopback: gunicorn (gthread, 2 workers
-× 8 threads) on PostgreSQL (BENCH_DATABASE_URL, default
+The production set-up, started fresh by this script on loopback: gunicorn with 2 uvicorn workers
+(`make serve`) on PostgreSQL (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/redline_abuse_bench, created if missing) with S3 on a moto
 server process of this script's own, with the shipped S3 timeout and breaker settings.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import django_script, free_port, gunicorn, migrate, wait_for_port  # noqa: E402
+from bench._servers import asgi_server, django_script, free_port, migrate, wait_for_port  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_bench"
@@ -128,12 +128,7 @@ def storm(
     """A fresh server with `env`: idle probes, then S3 stopped, `waves` waves of `parallel`
     requests with a probe running, S3 resumed; after the cooldown, one request needing S3."""
     port = free_port()
-    server = gunicorn(
-        port,
-        env,
-        *("-k", "gthread", "--threads", "8", "-w", "2", "--log-level", "error"),
-        quiet=not verbose,
-    )
+    server = asgi_server(port, env, "--workers", "2", "--log-level", "error", quiet=not verbose)
     try:
         wait_for_port(port)
         # warm up: imports, connections, each worker's S3 client (a text the waves do not use)
