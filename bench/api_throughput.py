@@ -1,6 +1,7 @@
 """Version fetch API throughput on gunicorn + PostgreSQL, against a bare Django view.
 
-DESIGN.md §9: `GET /api/v1/versions/{id}/` should serve at least 50% of the requests per second
+docs/design.md (Targets): `GET /api/v1/versions/{id}/` should serve at least 50% of the requests
+per second
 of a bare Django view returning a constant JSON body, measured in the same run on the same server.
 Measured here: the bare view, `GET /api/v1/versions/{id}/`, the fetch by label
 (`GET /api/v1/prompts/{id}/labels/production/version/`) and the same fetch answered 304 (the

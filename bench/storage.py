@@ -1,4 +1,4 @@
-"""textstore against git on the same history (DESIGN.md §9 storage targets).
+"""textstore against git on the same history (docs/design.md, Targets).
 
 Run: `.venv/bin/python bench/storage.py` (Django is set up here on a throwaway SQLite database
 and a throwaway local object store; nothing outside a temporary directory is touched).

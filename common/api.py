@@ -140,7 +140,7 @@ class NoUrlFormatNegotiation(DefaultContentNegotiation):
 
 class JsonErrorsMixin(APIView):
     """For endpoints whose success body is a file (plain text, Markdown): errors are still JSON
-    with `detail` (DESIGN.md §8), whatever representation the client asked for."""
+    with `detail` (docs/api.md), whatever representation the client asked for."""
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any

@@ -1,6 +1,6 @@
 """Domain errors shared by every app. Services raise these; the API turns them into JSON.
 
-Services never raise DRF exceptions (STYLE.md rule 3); each app's `exceptions.py` subclasses
+Services never raise DRF exceptions (docs/style.md, rule 3); each app's `exceptions.py` subclasses
 these so views can catch one family.
 """
 

@@ -51,7 +51,7 @@ ERROR_RESPONSES = {
 class AutoSchema(BaseAutoSchema):
     """Names serializers nested in an API class after that class.
 
-    Every API view nests its own `InputSerializer` / `OutputSerializer` (STYLE.md), so the
+    Every API view nests its own `InputSerializer` / `OutputSerializer` (docs/style.md), so the
     default component names ("Input", "Output") would collide across views.
     """
 
@@ -77,7 +77,7 @@ class AutoSchema(BaseAutoSchema):
         return schema
 
     def map_parsers(self) -> list[str]:
-        """The API speaks JSON (DESIGN.md §8): document JSON request bodies only. Form bodies
+        """The API speaks JSON (docs/api.md): document JSON request bodies only. Form bodies
         stay accepted for convenience (`curl -d` on the token endpoint) but cannot say `null`,
         so they are not part of the contract."""
         media_types = super().map_parsers()

@@ -240,7 +240,7 @@ S3_MAX_ATTEMPTS = env_int("S3_MAX_ATTEMPTS", 1)
 # its object before its row).
 TEXTSTORE_GC_GRACE = env_int("TEXTSTORE_GC_GRACE", 24 * 3600)
 
-# textstore policy (DESIGN.md §4).
+# textstore policy (docs/design.md, Why the non-obvious choices).
 TEXTSTORE_MAX_CHAIN = env_int("TEXTSTORE_MAX_CHAIN", 100)
 TEXTSTORE_INLINE_MAX = env_int("TEXTSTORE_INLINE_MAX", 256 * 1024)
 # The textstore's read caches are sized with the other process caches (bounded cost, below).

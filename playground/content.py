@@ -1,6 +1,6 @@
 """The frozen content of a prompt version: validation, canonical form and content hash.
 
-A version freezes everything needed to replay the call (DESIGN.md §5, shape in §8):
+A version freezes everything needed to replay the call (docs/design.md; shape in docs/api.md):
 
     {"provider": "anthropic", "model": "...", "system": "...",
      "messages": [{"role": "user", "content": "..."}],

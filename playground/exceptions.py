@@ -7,7 +7,7 @@ class PlaygroundError(DomainError):
 
 
 class ContentInvalid(PlaygroundError):
-    """A version's content does not have the shape of DESIGN.md §8; `field` names the culprit."""
+    """A version's content does not have the shape docs/api.md gives; `field` names the culprit."""
 
 
 class VersionImmutable(PlaygroundError, Immutable):

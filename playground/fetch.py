@@ -273,7 +273,7 @@ class VersionFetch:
         }
 
     def as_json(self, *, text_url: Callable[[str], str]) -> dict[str, Any]:
-        """The body of `GET /api/v1/versions/{id}/` (DESIGN §8), long texts as heads."""
+        """The body of `GET /api/v1/versions/{id}/` (docs/api.md), long texts as heads."""
         return self._body(self.prepared.as_json(text_url=text_url))
 
     def as_full_json(self) -> dict[str, Any]:

@@ -238,7 +238,7 @@ class Run(models.Model):
 
     Status moves queued → running → done | failed | cancelled, only by conditional updates in
     `playground.runs.services`, so a repeated or late call never moves a finished run. `output`
-    grows while the run streams; readers of a stream poll it (DESIGN.md §5, README).
+    grows while the run streams; readers of a stream poll it (docs/operations.md, Run streams).
     """
 
     class Status(models.TextChoices):

@@ -119,7 +119,8 @@ def _insert_version(
 
     Numbers are taken under a row lock on the prompt (SQLite: the IMMEDIATE transaction's
     write lock), so concurrent saves queue for a moment instead of colliding: a save is never
-    rejected for a race, however many run at once (DESIGN.md §5). Texts are stored before
+    rejected for a race, however many run at once (docs/design.md, Invariants). Texts are stored
+    before
     the lock; they are content-addressed, so a concurrent twin shares them.
     """
     texts = _store_texts(frozen, parent)

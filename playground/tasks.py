@@ -1,4 +1,4 @@
-"""Celery tasks of the playground: thin, ids only, idempotent (STYLE.md rule 7)."""
+"""Celery tasks of the playground: thin, ids only, idempotent (docs/style.md, rule 7)."""
 
 from celery import shared_task
 from django.conf import settings

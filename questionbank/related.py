@@ -1,6 +1,7 @@
 """Feature apps tell the question bank what they tie to a question, without it importing them.
 
-`questionbank` depends on nothing of ours (DESIGN.md §3), yet the question page lists the prompts
+`questionbank` depends on nothing of ours (docs/architecture.md, Dependency rules), yet the
+question page lists the prompts
 and design documents tied to the question. Each feature app registers a provider in its
 `AppConfig.ready()`; the provider is called with the question and the requesting user and returns
 only what that user may see.

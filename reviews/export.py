@@ -1,4 +1,4 @@
-"""Export of a submitted review as JSON and Markdown (DESIGN.md §6).
+"""Export of a submitted review as JSON and Markdown (docs/design.md, Invariants).
 
 Order: ranked risks (rank 1 first, unranked risks after them by severity), missing items,
 alternatives with their tradeoffs, already-considered, constraint notes and questions,

@@ -14,7 +14,8 @@ CONSTRAINT_MAX_CHARS = 200
 
 
 class Area(models.TextChoices):
-    """The eight areas of the review checklist (DESIGN.md §6), in the order they are shown."""
+    """The eight areas of the review checklist (docs/design.md, Invariants), in the order they are
+    shown."""
 
     GOALS = "goals", "Goals & non-goals"
     ALTERNATIVES = "alternatives", "Alternatives"
@@ -288,7 +289,8 @@ class Annotation(models.Model):
 
 
 class AnnotationAnchor(models.Model):
-    """Where an annotation landed in one revision (DESIGN.md §6), one row per revision.
+    """Where an annotation landed in one revision (docs/design.md, Invariants), one row per
+    revision.
 
     Offsets are into that revision's Markdown; orphaned anchors and whole-document annotations
     have none. `manual` marks a passage the user re-attached by hand.

@@ -1,4 +1,4 @@
-"""Celery tasks of the review desk: thin, idempotent, primitive ids (STYLE.md rule 7)."""
+"""Celery tasks of the review desk: thin, idempotent, primitive ids (docs/style.md, rule 7)."""
 
 from celery import shared_task
 

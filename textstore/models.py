@@ -1,4 +1,4 @@
-"""Content-addressed text blobs (DESIGN.md §4).
+"""Content-addressed text blobs (docs/design.md, Why the non-obvious choices).
 
 A `Blob` is written once and never changed: there is no update path in this app, the admin is
 read-only, and a blob's bytes are pinned by its primary key, the SHA-256 of its UTF-8 text.

@@ -1,6 +1,6 @@
 """Object storage: S3 (any S3-compatible endpoint) when `S3_BUCKET` is set, else a directory.
 
-This is the only module that imports boto3 (STYLE.md rule 8). Both stores offer the same
+This is the only module that imports boto3 (docs/style.md, rule 8). Both stores offer the same
 operations on immutable objects addressed by key; settings are read at each call so tests and
 deployments can switch stores without a restart:
 

@@ -1,1 +1,1 @@
-"""Playground HTTP API (DESIGN.md §8), one module per concept."""
+"""Playground HTTP API (docs/api.md), one module per concept."""

@@ -1,4 +1,5 @@
-"""Export a version as a real API call: `GET /api/v1/versions/{id}/export/` (DESIGN.md §5, §8).
+"""Export a version as a real API call: `GET /api/v1/versions/{id}/export/` (docs/design.md and
+docs/api.md).
 
 The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | bash` or
 `> call.py` works; `?as=json` or `Accept: application/json` returns it wrapped with its

@@ -1,4 +1,4 @@
-"""Runs: create, list, read, stream (SSE), cancel, continue (DESIGN.md §8)."""
+"""Runs: create, list, read, stream (SSE), cancel, continue (docs/api.md)."""
 
 from __future__ import annotations
 

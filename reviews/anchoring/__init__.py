@@ -1,4 +1,4 @@
-"""Re-anchor review annotations on a new revision of a design document (DESIGN.md §6).
+"""Re-anchor review annotations on a new revision of a design document (docs/design.md, Invariants).
 
 A passage is identified by a W3C TextQuoteSelector (exact, prefix, suffix) and a
 TextPositionSelector (start/end: Python ``str`` offsets into the old Markdown source). For a new

@@ -1,1 +1,1 @@
-"""Review desk HTTP API (DESIGN.md §8), one module per concept."""
+"""Review desk HTTP API (docs/api.md), one module per concept."""

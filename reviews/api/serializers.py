@@ -1,4 +1,4 @@
-"""Output shapes shared by several review-desk endpoints (field names fixed by DESIGN.md §8)."""
+"""Output shapes shared by several review-desk endpoints (field names fixed by docs/api.md)."""
 
 from typing import Any
 

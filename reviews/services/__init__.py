@@ -1,7 +1,8 @@
 """Writes of the review desk, one module per concept. Each service is one transaction with an
 explicit acting user.
 
-Rules kept here (DESIGN.md §6): revisions are written once, as textstore deltas against the
+Rules kept here (docs/design.md, Invariants): revisions are written once, as textstore deltas
+against the
 previous revision; only a document's author adds revisions or edits its constraints; a review
 is edited only by its reviewer and only while it is a draft; an annotation's issue status may be
 changed by the document's author or the annotation's author, also after submission; after

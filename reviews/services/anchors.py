@@ -1,4 +1,4 @@
-"""Re-anchoring writes: where every annotation landed in each revision (DESIGN.md §6).
+"""Re-anchoring writes: where every annotation landed in each revision (docs/design.md, Invariants).
 
 The algorithm is `reviews.anchoring` (pure text, including the similarity it scores with); this
 module decides what to map from where and stores the result as AnnotationAnchor rows. Each

@@ -1,4 +1,4 @@
-"""Code-health guards that read the source (STYLE.md rules 12 and 12b, DESIGN.md layering).
+"""Code-health guards that read the source (docs/style.md rules 12 and 13, docs/architecture.md layering).
 
 - Reads return typed objects: no selector, view, page builder or API module sets an attribute on
   an object it did not create as `self` (model instances with bolted-on facts were the habit).

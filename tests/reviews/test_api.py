@@ -1,4 +1,4 @@
-"""The review desk's HTTP API end to end (DESIGN.md §8): shapes, bad input, who sees what."""
+"""The review desk's HTTP API end to end (docs/api.md): shapes, bad input, who sees what."""
 
 import pytest
 

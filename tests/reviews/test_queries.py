@@ -1,5 +1,5 @@
 """Query counts of the review page and the review-desk API do not grow with the data
-(DESIGN.md §9): 5 vs 100 annotations, 2 vs 6 revisions, 2 vs 10 documents."""
+(docs/design.md, Targets): 5 vs 100 annotations, 2 vs 6 revisions, 2 vs 10 documents."""
 
 import re
 

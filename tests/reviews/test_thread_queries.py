@@ -1,5 +1,5 @@
 """Query counts of the document page, the review page and the thread endpoints do not grow
-with replies, reviews and revisions (DESIGN.md §9, issue #15)."""
+with replies, reviews and revisions (docs/design.md, Targets; issue #15)."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,4 @@
-"""Version contents for the export matrix, in the DESIGN.md §8 shape."""
+"""Version contents for the export matrix, in the shape docs/api.md gives."""
 
 from __future__ import annotations
 
