@@ -530,7 +530,7 @@ PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 2000)
 # lines), rows kept, and seconds of engine time. A text pair past the budget is answered "too
 # large to diff in full" with what could be compared.
 PLAYGROUND_DIFF_BUDGET_LINES = env_int("PLAYGROUND_DIFF_BUDGET_LINES", 20_000)
-PLAYGROUND_DIFF_BUDGET_ROWS = env_int("PLAYGROUND_DIFF_BUDGET_ROWS", 100_000)
+PLAYGROUND_DIFF_BUDGET_ROWS = env_int("PLAYGROUND_DIFF_BUDGET_ROWS", 150_000)
 PLAYGROUND_DIFF_BUDGET_SECONDS = env_float("PLAYGROUND_DIFF_BUDGET_SECONDS", 1.0)
 # Every in-process cache is bounded in bytes; together about PROCESS_CACHE_BYTES a process.
 # Each share is its own setting (defaults: fractions of PROCESS_CACHE_BYTES); one entry may take

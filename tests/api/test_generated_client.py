@@ -139,7 +139,7 @@ def test_the_main_flows_through_a_generated_client(generated, clients, settings)
         prompt_id, "production", client=client
     )
     assert fetched.status_code == 200 and fetched.parsed.id == child_id
-    assert fetched.parsed.content["system"] == "You review {{topic}}."
+    assert fetched.parsed.content.system == "You review {{topic}}."
     etag = fetched.headers["ETag"]
     again = client.get_httpx_client().get(
         f"/api/v1/prompts/{prompt_id}/labels/production/version/",

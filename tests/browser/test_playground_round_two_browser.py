@@ -75,7 +75,6 @@ def _world(username: str) -> World:
         provider="echo",
         model="echo-1",
         variables={"design": "a CDN"},
-        request={"method": "POST", "url": "echo:", "headers": {}, "body": {}},
         status=Run.Status.DONE,
         output="A long line: " + "x" * 400 + "\nand a short one.",
         input_tokens=12,

@@ -5,8 +5,10 @@ happened" are facts the server saw, not the client's word.
 """
 
 import asyncio
+import concurrent.futures
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +21,13 @@ from tests.clients.conftest import account
 from tests.playground.factories import BASE_CONTENT, make_prompt, save
 
 LABEL_PATH = "/api/v1/prompts/{}/labels/{}/version/"
+
+
+def _run_async(coroutine: Any) -> Any:
+    """asyncio.run on a thread of its own: a Playwright browser test earlier in this process
+    leaves an event loop running on the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture
@@ -335,7 +344,7 @@ def test_the_async_twin(redline_server, owner, history):
                 await bad.get_prompt(prompt.pk)
         return first, again, moved, by_number, retried
 
-    first, again, moved, by_number, retried = asyncio.run(scenario())
+    first, again, moved, by_number, retried = _run_async(scenario())
     assert (first.id, again.id, moved.id, by_number.id, retried.id) == (
         v1.pk,
         v1.pk,

@@ -57,7 +57,7 @@ theirs, other_version = prompt_create(actor=users["other"], title="Theirs", cont
 def run(version, user, status, output):
     return Run.objects.create(
         version=version, created_by=user, provider="echo", model="echo-1", variables={},
-        request={}, status=status, output=output,
+        status=status, output=output,
     ).pk
 
 out["runs"]["done"] = run(version, users["owner"], "done", EMOJI_OUTPUT)
