@@ -265,6 +265,8 @@ def run_to_testcase_view(request: HttpRequest, run_id: int) -> HttpResponse:
         run_access = run_get_for_user(user=request.user, run_id=run_id)
     except NotFound:
         raise Http404 from None
+    if not run_access.variables_visible:
+        raise Http404  # another account's run: its values are theirs
     run = run_access.run
     prompt = run.version.prompt
     sets = list(testset_list_for_prompt(prompt_id=prompt.pk)[:50])
