@@ -72,7 +72,7 @@ def seed(env: dict[str, str]) -> tuple[str, int]:
         })
         run = Run.objects.create(
             version=version, created_by=user, provider="echo", model="echo-1", variables={},
-            request={}, status="running", output="Thinking",
+            status="running", output="Thinking",
         )
         print(api_token_create(actor=user)[1], run.pk)
         """,
