@@ -96,14 +96,8 @@ class Evaluation(models.Model):
     updates in `evals.services`; `cells_done` counts cells finished (graded, errored or
     cancelled) and reaches `cells_total` exactly once."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+    Status = Run.Status  # the same states as a run, with the same meaning
+    FINISHED = Run.FINISHED
 
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="evaluations")
     testset_revision = models.ForeignKey(
