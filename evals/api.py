@@ -39,7 +39,7 @@ from .services import (
     evaluation_create,
     testset_create,
     testset_export,
-    testset_import_parse,
+    testset_import_file,
     testset_revise,
     testset_rows_parse,
 )
@@ -217,7 +217,7 @@ class TestSetImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        imported = testset_import_parse(data=upload.read(), filename=upload.name or "")
+        imported = testset_import_file(upload=upload)
         kept = []
         if data.validated_data["mode"] == "append":
             kept = [

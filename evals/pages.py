@@ -11,7 +11,7 @@ from playground.diffing import words_diff
 from playground.models import Prompt, PromptVersion, Role
 
 from .models import EvalCell, Evaluation, TestCase, TestSet, TestSetRevision
-from .selectors import ColumnSummary, evaluation_summary, testset_rows
+from .selectors import ColumnSummary, duration_ms, evaluation_summary, testset_rows
 
 FILTERS = ("all", "failures", "disagree")
 
@@ -103,12 +103,6 @@ class EvaluationPage:
     compare: tuple[int, int] | None  # column positions whose outputs are diffed
 
 
-def _ms(start: Any, end: Any) -> int | None:
-    if start is None or end is None:
-        return None
-    return max(0, round((end - start).total_seconds() * 1000))
-
-
 def evaluation_page_build(
     *,
     evaluation: Evaluation,
@@ -169,7 +163,9 @@ def evaluation_page_build(
                 grades=list(cell.grades or []),
                 passed=cell.passed,
                 error=cell.error,
-                latency_ms=_ms(run.started_at, run.finished_at) if run is not None else None,
+                latency_ms=duration_ms(run.started_at, run.finished_at)
+                if run is not None
+                else None,
                 output_tokens=run.output_tokens if run is not None else None,
                 run_id=cell.run_id,
             )

@@ -142,7 +142,8 @@ def _percentile(values: list[int], fraction: float) -> int | None:
     return round(cuts[max(0, min(98, round(fraction * 100) - 1))])
 
 
-def _ms(start: Any, end: Any) -> int | None:
+def duration_ms(start: Any, end: Any) -> int | None:
+    """Milliseconds between two moments, None while either is unknown."""
     if start is None or end is None:
         return None
     return max(0, round((end - start).total_seconds() * 1000))
@@ -178,7 +179,7 @@ def evaluation_summary(*, evaluation: Evaluation) -> list[ColumnSummary]:
         latencies = sorted(
             ms
             for c in cells
-            if (ms := _ms(c[6], c[7])) is not None and c[1] == EvalCell.Status.GRADED
+            if (ms := duration_ms(c[6], c[7])) is not None and c[1] == EvalCell.Status.GRADED
         )
         input_tokens = sum(c[4] or 0 for c in cells)
         output_tokens = sum(c[5] or 0 for c in cells)
@@ -287,7 +288,9 @@ def evaluation_results(
                 passed=cell.passed,
                 score=cell.score,
                 error=cell.error,
-                latency_ms=_ms(run.started_at, run.finished_at) if run is not None else None,
+                latency_ms=duration_ms(run.started_at, run.finished_at)
+                if run is not None
+                else None,
                 input_tokens=run.input_tokens if run is not None else None,
                 output_tokens=run.output_tokens if run is not None else None,
             )

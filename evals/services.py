@@ -165,6 +165,12 @@ def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
     raise EvalInvalid("file: name it .csv, .tsv or .jsonl.", field="file")
 
 
+def testset_import_file(*, upload: Any) -> list[RowInput]:
+    """An uploaded file's rows, reading at most IMPORT_MAX_BYTES + 1 bytes of it (a larger file
+    is refused without being read whole)."""
+    return testset_import_parse(data=upload.read(IMPORT_MAX_BYTES + 1), filename=upload.name or "")
+
+
 def _flat_row(record: Any, number: int) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise EvalInvalid(f"file: line {number} is not an object.", field="file")

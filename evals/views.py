@@ -40,7 +40,7 @@ from .services import (
     evaluation_cancel,
     evaluation_create,
     testset_create,
-    testset_import_parse,
+    testset_import_file,
     testset_revise,
     testset_rows_parse,
 )
@@ -144,7 +144,7 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
         if request.POST.get("action") == "testset":
             upload = request.FILES.get("file")
             rows = (
-                testset_import_parse(data=upload.read(), filename=upload.name or "")
+                testset_import_file(upload=upload)
                 if upload
                 else [RowInput(variables={}, expected="", note="")]
             )
@@ -230,7 +230,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
             upload = request.FILES.get("file")
             if upload is None:
                 raise DomainError("Choose a CSV or JSONL file to import.", field="file")
-            imported = testset_import_parse(data=upload.read(), filename=upload.name or "")
+            imported = testset_import_file(upload=upload)
             kept = [
                 RowInput(variables=r.variables, expected=r.expected, note=r.note)
                 for r in testset_rows(revision=access.revision)
