@@ -18,8 +18,6 @@ import hashlib
 import json
 import logging
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +29,6 @@ from django.db import connection, transaction
 logger = logging.getLogger(__name__)
 
 _publisher: dict[str, redis.Redis] = {}
-_readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def run_channel(run_id: int) -> str:
@@ -75,6 +70,15 @@ def run_notify_status(*, run_id: int, status: str) -> None:
 
 
 # --- the reader's side (async, under the ASGI server) -----------------------------------------
+#
+# One subscriber connection per web process (per event loop), whatever the number of open
+# streams: a hub keeps it, subscribes to a run's channel while at least one stream of that run
+# is open, and hands each message to the inboxes of the run's streams. A connection per stream
+# did not hold: with 500 streams opened at once some subscriptions timed out, and those streams
+# polled the row for the rest of their life (a core's worth of reads; docs/operations.md).
+
+INBOX_SIZE = 256  # notices a slow stream may have waiting; past it, it reads the row instead
+SUBSCRIBE_TIMEOUT = 2.0  # seconds to wait for Redis to confirm a subscription
 
 
 @dataclass(frozen=True)
@@ -86,69 +90,189 @@ class Notice:
     status: str = ""
 
 
+RESYNC = Notice(status="?")  # "read the row": an unreadable message, or notices were dropped
+
+
 class InboxLost(Exception):
     """The channel's connection broke: the reader falls back to polling the row."""
 
 
 class RunInbox:
-    def __init__(self, pubsub: Any) -> None:
-        self._pubsub = pubsub
+    """One stream's notices, filled by its process's hub."""
+
+    def __init__(self, hub: _Hub, channel: str) -> None:
+        self.hub = hub
+        self.channel = channel
+        self._queue: asyncio.Queue[Notice | None] = asyncio.Queue(maxsize=INBOX_SIZE)
+        self._lost = False
+
+    def put(self, notice: Notice) -> None:
+        try:
+            self._queue.put_nowait(notice)
+        except asyncio.QueueFull:
+            # Drop the backlog and ask for one read of the row, which holds all of it.
+            while not self._queue.empty():
+                self._queue.get_nowait()
+            self._queue.put_nowait(RESYNC)
+
+    def lose(self) -> None:
+        self._lost = True
+        if self._queue.full():
+            self._queue.get_nowait()
+        self._queue.put_nowait(None)
 
     async def next(self, *, timeout: float) -> Notice | None:
-        """The next notice, or None when nothing came within `timeout` seconds."""
+        """The next notice, or None when nothing came within `timeout` seconds; InboxLost once
+        the hub's connection broke."""
+        if self._lost and self._queue.empty():
+            raise InboxLost(self.channel)
         try:
-            message = await self._pubsub.get_message(
-                ignore_subscribe_messages=True, timeout=max(0.0, timeout)
-            )
-        except (redis.RedisError, OSError) as error:
-            raise InboxLost(str(error)) from error
-        if message is None or message.get("type") != "message":
+            notice = await asyncio.wait_for(self._queue.get(), timeout=max(0.0, timeout))
+        except TimeoutError:
             return None
+        if notice is None:
+            raise InboxLost(self.channel)
+        return notice
+
+
+def _notice(data: Any) -> Notice:
+    try:
+        body = json.loads(data)
+    except (TypeError, ValueError):
+        return RESYNC
+    if not isinstance(body, dict):
+        return RESYNC
+    if "s" in body:
+        return Notice(status=str(body["s"]))
+    if isinstance(body.get("o"), int) and isinstance(body.get("t"), str):
+        return Notice(offset=body["o"], text=body["t"])
+    return RESYNC
+
+
+class _Hub:
+    """The process's subscriber connection and the inboxes listening on each channel."""
+
+    def __init__(self) -> None:
+        self.client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
+        self.pubsub = self.client.pubsub()
+        self.inboxes: dict[str, set[RunInbox]] = {}
+        self.confirmed: dict[str, asyncio.Event] = {}
+        self.lock = asyncio.Lock()  # one SUBSCRIBE / UNSUBSCRIBE at a time on the connection
+        self.reader: asyncio.Task[None] | None = None
+        self.lost = False
+
+    async def join(self, channel: str) -> RunInbox:
+        async with self.lock:
+            if self.lost:
+                raise InboxLost(channel)
+            inbox = RunInbox(self, channel)
+            listeners = self.inboxes.setdefault(channel, set())
+            listeners.add(inbox)
+            if len(listeners) == 1:
+                confirmed = self.confirmed[channel] = asyncio.Event()
+                try:
+                    await self.pubsub.subscribe(channel)
+                except (redis.RedisError, OSError) as error:
+                    self._break(error)
+                    raise InboxLost(channel) from error
+                if self.reader is None:
+                    self.reader = asyncio.create_task(self._read())
+            else:
+                confirmed = self.confirmed[channel]
+        # Nothing published after the confirmation can be missed, and the caller reads the row
+        # after this returns: so the row and the channel together hold every piece.
         try:
-            data = json.loads(message["data"])
-        except (TypeError, ValueError):
-            return Notice(status="?")  # unreadable: the reader reads the row instead
-        if "s" in data:
-            return Notice(status=str(data["s"]))
-        if isinstance(data.get("o"), int) and isinstance(data.get("t"), str):
-            return Notice(offset=data["o"], text=data["t"])
-        return Notice(status="?")
+            await asyncio.wait_for(confirmed.wait(), timeout=SUBSCRIBE_TIMEOUT)
+        except TimeoutError:
+            await self.leave(inbox)
+            raise InboxLost(channel) from None
+        return inbox
+
+    async def leave(self, inbox: RunInbox) -> None:
+        async with self.lock:
+            listeners = self.inboxes.get(inbox.channel)
+            if listeners is None:
+                return
+            listeners.discard(inbox)
+            if listeners or self.lost:
+                return
+            del self.inboxes[inbox.channel]
+            self.confirmed.pop(inbox.channel, None)
+            try:
+                await self.pubsub.unsubscribe(inbox.channel)
+            except (redis.RedisError, OSError) as error:
+                self._break(error)
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                message = await self.pubsub.get_message(timeout=None)
+                if message is None:
+                    continue
+                channel = message.get("channel")
+                if isinstance(channel, bytes):
+                    channel = channel.decode()
+                kind = message.get("type")
+                if kind == "subscribe":
+                    event = self.confirmed.get(channel)
+                    if event is not None:
+                        event.set()
+                elif kind == "message":
+                    notice = _notice(message.get("data"))
+                    for inbox in list(self.inboxes.get(channel, ())):
+                        inbox.put(notice)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure ends the hub; streams poll
+            self._break(error)
+
+    def _break(self, error: BaseException) -> None:
+        if self.lost:
+            return
+        self.lost = True
+        logger.warning("run.notify_lost", extra={"error": str(error)})
+        if _hubs.get(asyncio.get_running_loop()) is self:
+            del _hubs[asyncio.get_running_loop()]
+        for listeners in self.inboxes.values():
+            for inbox in listeners:
+                inbox.lose()
+        for event in self.confirmed.values():
+            event.set()  # waiters see `lost` and give up
+        asyncio.get_running_loop().create_task(self._close())
+
+    async def _close(self) -> None:
+        if self.reader is not None and self.reader is not asyncio.current_task():
+            self.reader.cancel()
+        try:
+            await self.pubsub.aclose()
+            await self.client.aclose()
+        except (redis.RedisError, OSError):
+            pass  # the connection is gone already
 
 
-def _reader_client() -> aioredis.Redis:
-    loop = asyncio.get_running_loop()
-    client = _readers.get(loop)
-    if client is None:
-        client = _readers[loop] = aioredis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=2
-        )
-    return client
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Hub] = weakref.WeakKeyDictionary()
 
 
-@asynccontextmanager
-async def run_listen(*, channel: str) -> AsyncIterator[RunInbox | None]:
-    """Subscribed to the run's channel for the block, or None without a channel (no
-    REDIS_URL, or Redis unreachable: the caller polls). Subscribe before reading the row, so
-    nothing written after the read can be missed."""
+async def run_join(*, channel: str) -> RunInbox | None:
+    """An inbox on the run's channel, or None without a channel (no REDIS_URL, or Redis
+    unreachable: the caller polls the row, and may try again later). Call it before reading the
+    row: nothing written after that read can be missed. Leave with `run_leave`."""
     if not notify_enabled():
-        yield None
-        return
-    pubsub = _reader_client().pubsub()
+        return None
+    loop = asyncio.get_running_loop()
+    hub = _hubs.get(loop)
+    if hub is None:
+        hub = _hubs[loop] = _Hub()
     try:
-        await pubsub.subscribe(channel)
-    except (redis.RedisError, OSError) as error:
-        logger.warning("run.listen_failed", extra={"channel": channel, "error": str(error)})
-        await _close(pubsub)
-        yield None
-        return
-    try:
-        yield RunInbox(pubsub)
-    finally:
-        await _close(pubsub)
+        inbox = await hub.join(channel)
+    except InboxLost:
+        logger.warning("run.listen_failed", extra={"channel": channel})
+        return None
+    if hub.lost:
+        return None
+    return inbox
 
 
-async def _close(pubsub: Any) -> None:
-    try:
-        await pubsub.aclose()
-    except (redis.RedisError, OSError):
-        pass  # the connection is gone already
+async def run_leave(inbox: RunInbox | None) -> None:
+    if inbox is not None:
+        await inbox.hub.leave(inbox)

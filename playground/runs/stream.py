@@ -33,12 +33,13 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 
+from common.asgi import request_thread_release
 from common.exceptions import NotFound, RateLimited
 from common.leases import Lease, lease_acquire, lease_release, lease_renew
 
 from ..exceptions import PlaygroundError
 from ..models import Run
-from .notify import InboxLost, Notice, RunInbox, run_channel, run_listen
+from .notify import InboxLost, Notice, RunInbox, run_channel, run_join, run_leave
 from .selectors import run_stream_chunk
 
 KEEPALIVE_SECONDS = 15.0
@@ -257,68 +258,73 @@ async def run_events_async(stream: RunStream) -> AsyncIterator[bytes]:
     """The ASGI body: like `run_events`, but awaiting instead of sleeping, woken by the run's
     notification channel when there is one."""
     # The view ran on this request's own thread, which opened a connection (credentials,
-    # access, the offset check). Close it now: the request's thread lives as long as the
-    # response, and would otherwise hold the connection for the whole stream.
+    # access, the offset check). Close it, then let the thread go (common/asgi.py): the stream
+    # waits holding neither a connection nor a thread.
     await sync_to_async(connections.close_all, thread_sensitive=True)()
+    request_thread_release()
     start = time.monotonic()
     deadline = start + settings.RUN_STREAM_MAX_SECONDS
     recheck_at = _first_recheck(start)
     low = settings.RUN_STREAM_POLL_MIN_MS / 1000
     high = max(low, settings.RUN_STREAM_POLL_MAX_MS / 1000)
+    channel: RunInbox | None = None
     try:
         yield RETRY
-        async with run_listen(channel=stream.channel) as inbox:
-            poll = low
-            quiet_since = time.monotonic()
-            must_read = True  # read the row first: it holds everything before the subscription
-            channel: RunInbox | None = inbox
-            while True:
-                if must_read:
-                    events, over = await _db(stream.read)
-                    for event in events:
-                        yield event
-                    if over:
-                        return
-                    if events:
-                        poll, quiet_since = low, time.monotonic()
-                    elif channel is None:
-                        poll = min(high, poll * 1.5)
-                    must_read = False
-                now = time.monotonic()
-                if now >= recheck_at:
-                    # Access, then the row (now and then, whatever the channel), in one hop.
-                    events, over = await _db(stream.recheck_and_read)
-                    for event in events:
-                        yield event
-                    if over:
-                        return
-                    if events:
-                        quiet_since = time.monotonic()
-                    recheck_at = now + settings.RUN_STREAM_RECHECK_SECONDS
-                if now >= deadline:
-                    yield b": stream time limit reached; reconnect to resume\n\n"
+        channel = await run_join(channel=stream.channel)
+        poll = low
+        quiet_since = time.monotonic()
+        must_read = True  # read the row first: it holds everything before the subscription
+        while True:
+            if must_read:
+                events, over = await _db(stream.read)
+                for event in events:
+                    yield event
+                if over:
                     return
-                if now - quiet_since >= KEEPALIVE_SECONDS:
-                    yield b": keep-alive\n\n"
-                    quiet_since = now
-                    continue
-                wake = min(recheck_at, deadline, quiet_since + KEEPALIVE_SECONDS) - now
-                if channel is None:
-                    await asyncio.sleep(min(poll, max(0.0, wake)))
-                    must_read = True
-                    continue
-                try:
-                    notice = await channel.next(timeout=max(0.0, wake))
-                except InboxLost:
-                    channel, must_read = None, True
-                    continue
-                if notice is None:
-                    continue
-                piece = stream.take(notice)
-                if piece is None:
-                    must_read = True
-                elif piece:
-                    yield piece
+                if events:
+                    poll, quiet_since = low, time.monotonic()
+                elif channel is None:
+                    poll = min(high, poll * 1.5)
+                must_read = False
+            now = time.monotonic()
+            if now >= recheck_at:
+                if channel is None:  # the channel was lost (or never came): try it again
+                    channel = await run_join(channel=stream.channel)
+                # Access, then the row (now and then, whatever the channel), in one hop.
+                events, over = await _db(stream.recheck_and_read)
+                for event in events:
+                    yield event
+                if over:
+                    return
+                if events:
                     quiet_since = time.monotonic()
+                recheck_at = now + settings.RUN_STREAM_RECHECK_SECONDS
+            if now >= deadline:
+                yield b": stream time limit reached; reconnect to resume\n\n"
+                return
+            if now - quiet_since >= KEEPALIVE_SECONDS:
+                yield b": keep-alive\n\n"
+                quiet_since = now
+                continue
+            wake = min(recheck_at, deadline, quiet_since + KEEPALIVE_SECONDS) - now
+            if channel is None:
+                await asyncio.sleep(min(poll, max(0.0, wake)))
+                must_read = True
+                continue
+            try:
+                notice = await channel.next(timeout=max(0.0, wake))
+            except InboxLost:
+                await run_leave(channel)
+                channel, must_read = None, True
+                continue
+            if notice is None:
+                continue
+            piece = stream.take(notice)
+            if piece is None:
+                must_read = True
+            elif piece:
+                yield piece
+                quiet_since = time.monotonic()
     finally:
+        await run_leave(channel)
         await _db(stream.release)

@@ -76,6 +76,7 @@ class Server:
     prompt: int
     version: int
     workers: int
+    pid: int
 
     def connect(self, timeout: float = 60.0) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -225,6 +226,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
             prompt=seeded["prompt"],
             version=seeded["version"],
             workers=workers,
+            pid=proc.pid,
         )
     finally:
         if proc is not None:
@@ -336,6 +338,47 @@ def test_an_offset_past_the_output_of_a_finished_run_is_a_400(server):
         f" ({len(EMOJI_OUTPUT)} characters so far).",
         "field": "offset",
     }
+
+
+def _server_threads(pid: int) -> int:
+    """Threads of the gunicorn master and its worker processes."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    total = 0
+    for each in (pid, *map(int, children)):
+        status = Path(f"/proc/{each}/status").read_text()
+        total += int(
+            next(line for line in status.splitlines() if line.startswith("Threads:")).split()[1]
+        )
+    return total
+
+
+def test_open_streams_hold_no_thread_and_share_one_subscription_per_process(server):
+    """Nine streams (three accounts, each at its cap, on three running runs): the server's
+    threads grow by at most its stream-read pools, not by a thread per stream, and with Redis
+    each run's channel has one subscriber per worker process at most, not one per stream."""
+    import redis
+
+    before = _server_threads(server.pid)
+    held = []
+    try:
+        for user, run in (("owner", "watched"), ("capper", "capped"), ("other", "other")):
+            for _ in range(CAP):
+                conn, response = server.open(user, stream_path(server.runs[run]))
+                assert response.status == 200
+                assert next(_events(response))[0] == "token"  # open, and past the view
+                held.append(conn)
+        pools = server.workers * settings.RUN_STREAM_DB_THREADS
+        assert _server_threads(server.pid) - before <= pools < len(held)
+        if settings.REDIS_URL:
+            client = redis.Redis.from_url(settings.REDIS_URL)
+            for run in ("watched", "capped", "other"):
+                channels = client.pubsub_channels(f"redline:*:run:{server.runs[run]}")
+                assert len(channels) == 1
+                ((_, subscribers),) = client.pubsub_numsub(*channels)
+                assert 1 <= subscribers <= server.workers < CAP
+    finally:
+        for conn in held:
+            conn.close()
 
 
 def test_streams_past_the_per_user_cap_get_429_with_retry_after(server):

@@ -1,0 +1,85 @@
+"""Redline's ASGI handler: Django's, with a request thread that a long response can let go.
+
+Under ASGI, Django runs a request's sync code (the sync middleware, the view, the
+`request_finished` signal) on one thread of the request's own: asgiref's thread-sensitive
+context. Django's stock handler keeps that thread until the response has been sent, so an open
+server-sent-events stream parked one idle thread for its whole life (500 open streams: 508
+threads in the server, docs/operations.md "Run streams").
+
+Here each request's thread-sensitive context runs on a `RequestExecutor`: the same one thread for
+every sync call of the request, as before, but `request_thread_release()` lets that thread end.
+An async response body calls it once the sync part is over (after closing the request's
+database connections); a later sync call of the same request (closing the response) gets a
+fresh thread. A stream then holds no thread while it waits, only a coroutine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from contextvars import ContextVar
+from typing import Any, ParamSpec, TypeVar
+
+from asgiref.sync import ThreadSensitiveContext
+from django.core.handlers.asgi import ASGIHandler
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
+
+
+class RequestExecutor(Executor):
+    """One call at a time, on one thread, started on first use; `release` lets the thread end
+    (after its current call) and the next call starts another."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-request")
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def release(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+            self._pool = None
+
+
+_request_executor: ContextVar[RequestExecutor | None] = ContextVar(
+    "redline_request_executor", default=None
+)
+
+
+def request_thread_release() -> bool:
+    """Let the current request's sync thread end; False outside a request of this handler
+    (WSGI, tests' in-process client)."""
+    executor = _request_executor.get()
+    if executor is None:
+        return False
+    executor.release()
+    return True
+
+
+class RedlineASGIHandler(ASGIHandler):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # As Django's handler: only HTTP (the server answers lifespan events itself).
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        executor = RequestExecutor()
+        token = _request_executor.set(executor)
+        try:
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            _request_executor.reset(token)
+            # No call is left: Django awaited every task of the request. Don't block the loop.
+            executor.shutdown(wait=False)
