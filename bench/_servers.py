@@ -50,10 +50,14 @@ def django_script(env: dict[str, str], code: str) -> str:
 
 
 def gunicorn(port: int, env: dict[str, str], *options: str, quiet: bool = True) -> subprocess.Popen:
-    """gunicorn serving config.wsgi on 127.0.0.1:`port` with `options` (workers, worker class)."""
+    """gunicorn serving config.wsgi with sync workers on 127.0.0.1:`port` with `options`
+    (workers, worker class). gunicorn reads `./gunicorn.conf.py` (uvicorn workers, for
+    config.asgi) unless told otherwise: bench/gunicorn_sync.conf.py keeps its defaults."""
     output = subprocess.DEVNULL if quiet else None
+    config = str(ROOT / "bench" / "gunicorn_sync.conf.py")
+    command = [sys.executable, "-m", "gunicorn", "-c", config, "config.wsgi"]
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}", *options],
+        [*command, "-b", f"127.0.0.1:{port}", *options],
         cwd=ROOT,
         env=env,
         stdout=output,
