@@ -1,6 +1,6 @@
 # Redline: `make run` serves the app on the embedded defaults (runserver); `make serve` runs the
 # production server; `make test` runs the suite;
-# `make lint` runs ruff and mypy.
+# `make lint` runs ruff, mypy and import-linter.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -40,11 +40,13 @@ serve: migrate
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# ruff (lint rules and formatting) and mypy with the Django and DRF plugins, over the whole tree.
+# ruff (lint rules and formatting), mypy with the Django and DRF plugins over the whole tree,
+# and import-linter: the layer rules of docs/architecture.md ([tool.importlinter] in pyproject).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
+	$(VENV)/bin/lint-imports
 
 bench: migrate
 	$(PY) bench/storage.py

@@ -8,6 +8,7 @@ class PlaygroundConfig(AppConfig):
         from questionbank.related import related_register
         from textstore.references import blob_references_register
 
+        from . import tasks  # noqa: F401 - registers the Celery tasks runs/dispatch.py sends by name
         from .references import playground_blob_references
         from .related import prompts_for_question
 

@@ -13,8 +13,8 @@ from .base import (
     ProviderNotConfigured,
     TextDelta,
     ToolCall,
-    provider_get,
 )
+from .registry import provider_get
 
 __all__ = [
     "Event",

@@ -93,19 +93,3 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
             return max(0.0, parsed.timestamp() - time.time())
     except (TypeError, ValueError):
         return None
-
-
-def provider_get(name: str) -> Provider:
-    """The adapter for a version's `provider` field."""
-    from .anthropic_messages import AnthropicProvider
-    from .echo import EchoProvider
-    from .openai_chat import OpenAIProvider
-
-    adapters: dict[str, type[Provider]] = {
-        "anthropic": AnthropicProvider,
-        "openai": OpenAIProvider,
-        "echo": EchoProvider,
-    }
-    if name not in adapters:
-        raise ProviderNotConfigured(f"provider: unknown provider {name!r}.", field="provider")
-    return adapters[name]()

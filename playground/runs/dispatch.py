@@ -11,22 +11,28 @@ from __future__ import annotations
 import logging
 import threading
 
+from celery import current_app
+from celery.app.task import Task
 from django.conf import settings
 from django.db import close_old_connections, connections
 
 logger = logging.getLogger(__name__)
 
+# The task by its name (playground/tasks.py registers it): the task module imports the run
+# services, which call this module, so importing it here would close a circle.
+RUN_EXECUTE = "playground.run_execute"
+
+
+def _task() -> Task:  # type: ignore[type-arg]
+    return current_app.tasks[RUN_EXECUTE]
+
 
 def run_enqueue(*, run_id: int) -> None:
-    from config.celery import app
-
-    from ..tasks import run_execute
-
-    if not app.conf.task_always_eager:
-        run_execute.apply_async(args=[run_id], queue=settings.RUN_TASK_QUEUE)
+    if not current_app.conf.task_always_eager:
+        _task().apply_async(args=[run_id], queue=settings.RUN_TASK_QUEUE)
         return
     if settings.RUN_EAGER_MODE == "inline":
-        run_execute.apply(args=[run_id])
+        _task().apply(args=[run_id])
         return
     thread = threading.Thread(
         target=run_in_thread, args=(run_id,), name=f"redline-run-{run_id}", daemon=True
@@ -36,10 +42,8 @@ def run_enqueue(*, run_id: int) -> None:
 
 def run_in_thread(run_id: int) -> None:
     """The eager task on its own thread, with its own database connection."""
-    from ..tasks import run_execute
-
     close_old_connections()
     try:
-        run_execute.apply(args=[run_id])
+        _task().apply(args=[run_id])
     finally:
         connections.close_all()

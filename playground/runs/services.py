@@ -44,6 +44,7 @@ from ..models import (
 from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
+from .dispatch import run_enqueue
 from .notify import run_notify_output, run_notify_status
 from .selectors import run_request
 
@@ -196,8 +197,6 @@ def run_create(
 
 
 def _enqueue(run_id: int) -> None:
-    from .dispatch import run_enqueue
-
     run_enqueue(run_id=run_id)
 
 

@@ -192,7 +192,7 @@ def test_cancel_a_queued_run_and_it_never_executes(owner, echo_version, provider
 @pytest.mark.django_db(transaction=True)
 def test_cancel_mid_stream_stops_the_provider_call(owner, providers, monkeypatch):
     _, version = make_prompt(owner)  # anthropic, on the loopback server
-    monkeypatch.setattr("playground.runs.dispatch.run_enqueue", lambda **kwargs: None)
+    monkeypatch.setattr("playground.runs.services.run_enqueue", lambda **kwargs: None)
     api = api_client_for(owner)
     run_id = _post(api, version.pk).json()["id"]  # queued; executed below on a thread
     providers.plan(Behaviour(token_delay=0.3))
