@@ -99,12 +99,14 @@ def provider_get(name: str) -> Provider:
     """The adapter for a version's `provider` field."""
     from .anthropic_messages import AnthropicProvider
     from .echo import EchoProvider
+    from .fixture import FixtureProvider
     from .openai_chat import OpenAIProvider
 
     adapters: dict[str, type[Provider]] = {
         "anthropic": AnthropicProvider,
         "openai": OpenAIProvider,
         "echo": EchoProvider,
+        "fixture": FixtureProvider,
     }
     if name not in adapters:
         raise ProviderNotConfigured(f"provider: unknown provider {name!r}.", field="provider")
