@@ -158,7 +158,7 @@ def test_only_the_reviewer_and_only_a_draft(practice, fixture_runs, django_captu
 
 def test_a_document_with_no_recording_fails_the_draft(fixture_runs, django_capture_on_commit_callbacks):
     author = make_user("gus")
-    doc = make_doc(author)
+    doc, _ = make_doc(author)
     review = make_review(make_user("hal"), doc.revisions.order_by("-number").first())
     with django_capture_on_commit_callbacks(execute=True):
         draft = _draft(review)
