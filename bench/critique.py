@@ -90,7 +90,8 @@ def main() -> None:
             f" p95 {_percentile(done, 0.95):.0f} ms"
         )
         print(
-            f"first_p50_ms={statistics.median(first):.1f} first_p95_ms={_percentile(first, 0.95):.1f}"
+            f"first_p50_ms={statistics.median(first):.1f}"
+            f" first_p95_ms={_percentile(first, 0.95):.1f}"
             f" done_p50_ms={statistics.median(done):.1f} delay_ms={args.delay_ms}"
         )
 

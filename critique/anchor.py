@@ -61,9 +61,7 @@ def quote_anchor(
     if text.count(exact) == 1 or (exact in text and (prefix or suffix)):
         at = quote_find(text=text, exact=exact, prefix=prefix, suffix=suffix)
         if at is not None:
-            return selector_from_position(
-                text=text, start=at, end=at + len(exact), context=CONTEXT
-            )
+            return selector_from_position(text=text, start=at, end=at + len(exact), context=CONTEXT)
     folded = folded or fold(text)
     needle = fold(exact).text
     if not needle:

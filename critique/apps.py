@@ -12,9 +12,9 @@ class CritiqueConfig(AppConfig):
         from playground.providers.fixture import fixture_replies_register
         from reviews.panels import panel_register
 
-        from .recorded import recorded_reply
         from .grader import answer_key_grade, answer_key_parse
         from .panels import draft_panel, leaderboard_panel
+        from .recorded import recorded_reply
 
         fixture_replies_register(name="critique", resolver=recorded_reply)
         grader_register(type="answer-key", grade_fn=answer_key_grade, parse_fn=answer_key_parse)

@@ -35,9 +35,7 @@ def answer_key_parse(spec: Mapping[str, Any], where: str) -> GraderSpec:
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise EvalInvalid(f"{where}.threshold must be a number.", field=f"{where}.threshold")
     if not 0 <= threshold <= 1:
-        raise EvalInvalid(
-            f"{where}.threshold must be between 0 and 1.", field=f"{where}.threshold"
-        )
+        raise EvalInvalid(f"{where}.threshold must be between 0 and 1.", field=f"{where}.threshold")
     return GraderSpec(type=TYPE, options={"threshold": float(threshold)})
 
 

@@ -63,12 +63,13 @@ def drafted_check(position: int, raw: Any) -> Drafted | None:
     body = _text(raw.get("body"), TEXT_MAX_CHARS)
     if not body:
         return None
+    quote = raw.get("quote")
     rank = raw.get("rank")
     if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= RANK_MAX:
         rank = None
     return Drafted(
         position=position,
-        quote=raw.get("quote")[:QUOTE_MAX_CHARS] if isinstance(raw.get("quote"), str) else "",
+        quote=quote[:QUOTE_MAX_CHARS] if isinstance(quote, str) else "",
         area=area,
         kind=kind,
         severity=severity,

@@ -182,7 +182,9 @@ def _mean(values: list[float]) -> float | None:
 def _answer_key_evaluations(prompt_id: int) -> list[Any]:
     return [
         e
-        for e in evaluation_list_for_prompt(prompt_id=prompt_id, limit=LEADER_EVALUATIONS_PER_PROMPT)
+        for e in evaluation_list_for_prompt(
+            prompt_id=prompt_id, limit=LEADER_EVALUATIONS_PER_PROMPT
+        )
         if any(g.get("type") == "answer-key" for g in e.graders)
     ]
 
@@ -196,7 +198,9 @@ def leaderboard_for_user(*, user: Viewer) -> Leaderboard:
         PracticeDocColumn(doc_id=d.pk, title=d.title, body_sha=r.body_sha) for d, r in docs
     )
     by_sha = {c.body_sha: i for i, c in enumerate(columns)}
-    starter_ids = set(CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True))
+    starter_ids = set(
+        CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True)
+    )
     own = list(critique_prompts_visible(user=user)[:LEADER_PROMPTS_MAX])
     prompts = list(Prompt.objects.filter(pk__in=starter_ids)) + own
     seen: set[tuple[int, str, str]] = set()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -27,8 +27,8 @@ from playground.selectors import label_main, version_content
 from playground.services import prompt_create, prompt_version_create
 from reviews.exceptions import ReviewLocked
 from reviews.models import Annotation, DesignDoc, Review
-from reviews.selectors import annotation_list, revision_text
 from reviews.seed import SYSTEM_USERNAME
+from reviews.selectors import annotation_list, revision_text
 from reviews.services import annotation_create
 
 from .anchor import fold, pinned_constraint_index, quote_anchor
@@ -321,7 +321,11 @@ def practice_testset_create(
 ) -> TestSetRevision:
     """A test set "The practice documents" on `prompt` (an editor's), one row per document."""
     return testset_create(
-        actor=actor, prompt=prompt, role=role, name=PRACTICE_TESTSET_NAME, rows=practice_rows(docs=docs)
+        actor=actor,
+        prompt=prompt,
+        role=role,
+        name=PRACTICE_TESTSET_NAME,
+        rows=practice_rows(docs=docs),
     )
 
 

@@ -58,7 +58,12 @@ def starter_copy_view(request: HttpRequest) -> HttpResponse:
 def practice_score_view(request: HttpRequest) -> HttpResponse:
     """Score a version of one of the user's critique prompts on the six documents."""
     actor = request_actor(request)
-    prompt = critique_prompts_visible(user=actor).filter(pk=request.POST.get("prompt")).first()
+    prompt_id = request.POST.get("prompt", "")
+    prompt = (
+        critique_prompts_visible(user=actor).filter(pk=prompt_id).first()
+        if prompt_id.isdigit() and len(prompt_id) < 10
+        else None
+    )
     if prompt is None:
         return redirect("reviews:practice")
     access = prompt_access_get_for_user(user=actor, prompt_id=prompt.pk, min_role=Role.VIEWER)

@@ -26,7 +26,10 @@ def _start_mock_review(page):
 
 
 def test_draft_accept_edit_reject_submit_and_scorecard(
-    new_page, artifacts_dir, settings, axe_source  # noqa: F811
+    new_page,
+    artifacts_dir,
+    settings,
+    axe_source,  # noqa: F811
 ):
     practice_docs_load()
     practice_keys_load()
@@ -95,7 +98,10 @@ def test_draft_accept_edit_reject_submit_and_scorecard(
 
 
 def test_panels_are_accessible_at_phone_and_desktop_widths(
-    new_page, artifacts_dir, settings, axe_source  # noqa: F811
+    new_page,
+    artifacts_dir,
+    settings,
+    axe_source,  # noqa: F811
 ):
     practice_docs_load()
     practice_keys_load()

@@ -31,6 +31,6 @@ def practice() -> None:
 def practice_review(username: str, title_part: str = "Layered YAML") -> Review:
     reviewer = make_user(username)
     doc = DesignDoc.objects.get(title__icontains=title_part, practice=True)
-    revision = DocRevision.objects.filter(doc=doc).order_by("-number").first()
+    revision = DocRevision.objects.filter(doc=doc).order_by("-number")[0]
     review, _ = review_create(actor=reviewer, revision=revision)
     return review

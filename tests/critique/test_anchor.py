@@ -40,7 +40,10 @@ def test_a_quote_that_occurs_nowhere_is_never_attached_to_a_look_alike():
 
 
 def test_a_repeated_quote_without_context_is_not_guessed():
-    assert quote_anchor(text=LOOKALIKES, exact="Its cache holds the last 24 hours of responses.") is None
+    assert (
+        quote_anchor(text=LOOKALIKES, exact="Its cache holds the last 24 hours of responses.")
+        is None
+    )
 
 
 def test_context_picks_among_repeats():

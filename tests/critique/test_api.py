@@ -64,7 +64,10 @@ def test_draft_accept_edit_reject(practice, fixture_runs, django_capture_on_comm
         f"/api/v1/suggestions/{suggestions[3]['id']}/accept/", {"severity": "huge"}, format="json"
     )
     assert bad.status_code == 400
-    states = [s["state"] for s in client.get(f"/api/v1/review-drafts/{draft['id']}/").json()["suggestions"]]
+    states = [
+        s["state"]
+        for s in client.get(f"/api/v1/review-drafts/{draft['id']}/").json()["suggestions"]
+    ]
     assert states[:4] == ["accepted", "accepted", "rejected", "pending"]
 
 
@@ -75,13 +78,21 @@ def test_only_the_reviewer_sees_a_draft(practice, fixture_runs, django_capture_o
     other = api_client_for(make_user("cal"))
     suggestion = draft["suggestions"][0]["id"]
     assert other.get(f"/api/v1/review-drafts/{draft['id']}/").status_code == 404
-    assert other.post(f"/api/v1/suggestions/{suggestion}/accept/", {}, format="json").status_code == 404
+    assert (
+        other.post(f"/api/v1/suggestions/{suggestion}/accept/", {}, format="json").status_code
+        == 404
+    )
     assert other.post(f"/api/v1/suggestions/{suggestion}/reject/").status_code == 404
     assert other.post(f"/api/v1/reviews/{review.pk}/drafts/", {}, format="json").status_code == 404
-    assert api_client_for(None).get(f"/api/v1/review-drafts/{draft['id']}/").status_code in (401, 403)
+    assert api_client_for(None).get(f"/api/v1/review-drafts/{draft['id']}/").status_code in (
+        401,
+        403,
+    )
 
     review_submit(actor=review.reviewer, review=review)
-    locked = client.post(f"/api/v1/reviews/{review.pk}/drafts/", {"provider": "fixture"}, format="json")
+    locked = client.post(
+        f"/api/v1/reviews/{review.pk}/drafts/", {"provider": "fixture"}, format="json"
+    )
     assert locked.status_code == 400
     assert "submitted" in locked.json()["detail"]
     # Submitted: the review is visible to others now, its draft still is not.
@@ -91,7 +102,9 @@ def test_only_the_reviewer_sees_a_draft(practice, fixture_runs, django_capture_o
 def test_bad_input_names_the_field(practice, fixture_runs):
     review = practice_review("dot")
     client = api_client_for(review.reviewer)
-    unknown = client.post(f"/api/v1/reviews/{review.pk}/drafts/", {"provider": "nope"}, format="json")
+    unknown = client.post(
+        f"/api/v1/reviews/{review.pk}/drafts/", {"provider": "nope"}, format="json"
+    )
     assert unknown.status_code == 400 and unknown.json()["field"] == "provider"
     hidden = client.post(f"/api/v1/reviews/{review.pk}/drafts/", {"version": 999999}, format="json")
     assert hidden.status_code == 404

@@ -46,7 +46,9 @@ def _evaluate(django_capture_on_commit_callbacks):
     return evaluation
 
 
-def test_an_evaluation_over_the_six_documents(practice, inline_evals, django_capture_on_commit_callbacks):
+def test_an_evaluation_over_the_six_documents(
+    practice, inline_evals, django_capture_on_commit_callbacks
+):
     evaluation = _evaluate(django_capture_on_commit_callbacks)
     assert evaluation.status == "done"
     cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row"))
@@ -77,7 +79,8 @@ def test_the_grader_scores_like_the_scorecard_of_the_accepted_suggestions(
     and the answer-key grader give the same score."""
     evaluation = _evaluate(django_capture_on_commit_callbacks)
     cell = next(
-        c for c in EvalCell.objects.filter(evaluation=evaluation).select_related("row")
+        c
+        for c in EvalCell.objects.filter(evaluation=evaluation).select_related("row")
         if c.row.note.startswith("Layered YAML")
     )
     review = practice_review("ida")

@@ -19,30 +19,43 @@ def _client(user):
     return client
 
 
-def test_the_draft_panel_is_the_reviewers_on_a_draft(practice, fixture_runs, django_capture_on_commit_callbacks):
+def test_the_draft_panel_is_the_reviewers_on_a_draft(
+    practice, fixture_runs, django_capture_on_commit_callbacks
+):
     review = practice_review("ann")
     page = _client(review.reviewer).get(f"/reviews/r/{review.pk}/")
     assert page.status_code == 200
     html = page.content.decode()
     assert 'id="draft-panel"' in html and "Starter critique prompt (built in)" in html
-    assert 'js/critique.js' in html
+    assert "js/critique.js" in html
     other = _client(make_user("bob")).get(f"/reviews/r/{review.pk}/")
     assert other.status_code == 404  # a draft review is the reviewer's alone
     with django_capture_on_commit_callbacks(execute=True):
         draft = services.draft_create(
-            actor=review.reviewer, review=review, version=services.starter_version_get(), provider="fixture"
+            actor=review.reviewer,
+            review=review,
+            version=services.starter_version_get(),
+            provider="fixture",
         )
     fragment = _client(review.reviewer).get(f"/critique/drafts/{draft.pk}/suggestions/?after=5")
     assert fragment.status_code == 200
     assert fragment.content.decode().count('class="suggestion ') == 2
-    assert _client(make_user("cid")).get(f"/critique/drafts/{draft.pk}/suggestions/").status_code == 404
+    assert (
+        _client(make_user("cid")).get(f"/critique/drafts/{draft.pk}/suggestions/").status_code
+        == 404
+    )
     html = _client(review.reviewer).get(f"/reviews/r/{review.pk}/").content.decode()
     assert html.count('class="suggestion ') == 8 and "Unanchored" in html
     review_submit(actor=review.reviewer, review=review)
-    assert 'id="draft-panel"' not in _client(review.reviewer).get(f"/reviews/r/{review.pk}/").content.decode()
+    assert (
+        'id="draft-panel"'
+        not in _client(review.reviewer).get(f"/reviews/r/{review.pk}/").content.decode()
+    )
 
 
-def test_practice_page_copy_and_score(practice, fixture_runs, settings, django_capture_on_commit_callbacks):
+def test_practice_page_copy_and_score(
+    practice, fixture_runs, settings, django_capture_on_commit_callbacks
+):
     settings.EVAL_EAGER_MODE = "inline"
     user = make_user("dee")
     client = _client(user)

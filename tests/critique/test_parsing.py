@@ -35,6 +35,8 @@ def test_from_a_start_position_and_invalid_elements_keep_their_place():
 
 
 def test_prose_and_fences_around_the_json_and_a_bare_array():
-    assert len(annotations_parse("Here:\n```json\n" + json.dumps({"annotations": [ONE]})).items) == 1
+    assert (
+        len(annotations_parse("Here:\n```json\n" + json.dumps({"annotations": [ONE]})).items) == 1
+    )
     assert annotations_parse("```json\n" + json.dumps([ONE]) + "\n```").complete
     assert not annotations_parse("I cannot do that.").found_array

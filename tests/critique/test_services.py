@@ -87,7 +87,9 @@ def test_accept_edit_reject(practice, fixture_runs, django_capture_on_commit_cal
     assert worst.exact == suggestions[0].exact
 
     edited = services.suggestion_accept(
-        actor=actor, suggestion=suggestions[1], edits={"body": "Lists must replace.", "severity": "blocker"}
+        actor=actor,
+        suggestion=suggestions[1],
+        edits={"body": "Lists must replace.", "severity": "blocker"},
     )
     assert edited.body == "Lists must replace." and edited.severity == "blocker"
 
@@ -114,7 +116,9 @@ def test_accept_edit_reject(practice, fixture_runs, django_capture_on_commit_cal
     assert states[0] == states[1] == states[6] == states[7] == "accepted"
 
 
-def test_a_taken_rank_sends_the_risk_last(practice, fixture_runs, django_capture_on_commit_callbacks):
+def test_a_taken_rank_sends_the_risk_last(
+    practice, fixture_runs, django_capture_on_commit_callbacks
+):
     review = practice_review("di")
     with django_capture_on_commit_callbacks(execute=True):
         first = _draft(review)
@@ -128,7 +132,9 @@ def test_a_taken_rank_sends_the_risk_last(practice, fixture_runs, django_capture
     assert services.suggestion_accept(actor=review.reviewer, suggestion=two).rank == 2
 
 
-def test_only_the_reviewer_and_only_a_draft(practice, fixture_runs, django_capture_on_commit_callbacks):
+def test_only_the_reviewer_and_only_a_draft(
+    practice, fixture_runs, django_capture_on_commit_callbacks
+):
     review = practice_review("ed")
     other = make_user("fay")
     with django_capture_on_commit_callbacks(execute=True):
@@ -156,7 +162,9 @@ def test_only_the_reviewer_and_only_a_draft(practice, fixture_runs, django_captu
         )
 
 
-def test_a_document_with_no_recording_fails_the_draft(fixture_runs, django_capture_on_commit_callbacks):
+def test_a_document_with_no_recording_fails_the_draft(
+    fixture_runs, django_capture_on_commit_callbacks
+):
     author = make_user("gus")
     doc, _ = make_doc(author)
     review = make_review(make_user("hal"), doc.revisions.order_by("-number").first())

@@ -50,7 +50,10 @@ class Command(BaseCommand):
         started = time.monotonic()
         try:
             revision = practice_testset_ensure(
-                actor=owner, prompt=version.prompt, role=Role.OWNER, docs=practice_columns(user=owner)
+                actor=owner,
+                prompt=version.prompt,
+                role=Role.OWNER,
+                docs=practice_columns(user=owner),
             )
             evaluation = practice_evaluation_create(
                 actor=owner,
@@ -94,8 +97,6 @@ class Command(BaseCommand):
         for row in board.rows:
             if row.evaluation_id == evaluation.pk:
                 mean = "—" if row.mean is None else f"{row.mean:.3f}"
-                self.stdout.write(
-                    f"mean {row.provider}/{row.model} v{row.version_number}: {mean}"
-                )
+                self.stdout.write(f"mean {row.provider}/{row.model} v{row.version_number}: {mean}")
         if evaluation.status != Evaluation.Status.DONE:
             raise SystemExit(3)
