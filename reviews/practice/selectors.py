@@ -1,7 +1,9 @@
 """Reads for practice: scorecards and a user's mock reviews, scoped to the requesting user.
 
 The answer key is read only here, and only for the reviewer of a submitted review: a draft,
-another account's review, or a document without a key raises NotFound, like a missing id.
+another account's review, or a document without a key raises NotFound, like a missing id. The
+one other reader, `practice_notes_score`, scores a machine critique for the answer-key grader
+(docs/critique.md) and returns a scorecard whose callers show counts only, never the key.
 """
 
 from collections import defaultdict
