@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "playground",
     "reviews",
     "evals",
+    "critique",
 ]
 
 MIDDLEWARE = [
@@ -555,3 +556,7 @@ REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE
 # PLAYGROUND_TEXT_HEAD_CHARS characters; the text/plain export (the panel's "Download full
 # export", `?full=1`) streams the whole call a range at a time.
 PLAYGROUND_EXPORT_INLINE_MAX_CHARS = env_int("PLAYGROUND_EXPORT_INLINE_MAX_CHARS", 256 * 1024)
+
+# --- critique (docs/critique.md) ---
+# The offline `fixture` provider streams a recorded reply in pieces this far apart (0: at once).
+RUN_FIXTURE_DELAY_MS = env_int("RUN_FIXTURE_DELAY_MS", 15)

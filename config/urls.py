@@ -13,6 +13,7 @@ api_v1 = [
     path("", include("playground.api_urls")),
     path("", include("reviews.api_urls")),
     path("", include("evals.api_urls")),
+    path("", include("critique.api_urls")),
 ]
 
 urlpatterns = [
@@ -24,6 +25,7 @@ urlpatterns = [
     path("playground/", include("playground.urls")),
     path("reviews/", include("reviews.urls")),
     path("evals/", include("evals.urls")),
+    path("critique/", include("critique.urls")),
     path("s/resume", playground_views.shared_resume_view, name="shared-resume"),
     path("s/<str:token>", playground_views.shared_view, name="shared-page"),
     path("s/<str:token>/login", playground_views.shared_login_view, name="shared-login"),

@@ -381,7 +381,7 @@ def evaluation_create(
     if revision.testset.prompt_id != prompt.pk:
         raise EvalInvalid("testset: not a test set of this prompt.", field="testset")
     targets = evaluation_targets_parse(prompt=prompt, versions=versions, models=models)
-    specs = grader_specs_parse(graders, extra=extra_graders)
+    specs = grader_specs_parse(graders, extra={**_extra_parsers, **(extra_graders or {})})
     _judges_check(actor=actor, specs=specs)
     times = _repeat_parse(repeat)
     rows = list(revision.rows.all())
@@ -619,12 +619,21 @@ def cell_grade(*, cell_id: int) -> str:
     return CellStatus.GRADED
 
 
-# Grader types other apps add (the answer-key grader of critique/): type → (grade function).
+# Grader types other apps add (the answer-key grader of critique/): type → grade function, and
+# type → spec parser (so the API and pages accept the type like a built-in one).
 _extra_graders: dict[str, Callable[[GraderSpec, CellOutcome], Grade]] = {}
+_extra_parsers: dict[str, Callable[..., GraderSpec]] = {}
 
 
-def grader_register(*, type: str, grade_fn: Callable[[GraderSpec, CellOutcome], Grade]) -> None:  # noqa: A002
+def grader_register(
+    *,
+    type: str,  # noqa: A002
+    grade_fn: Callable[[GraderSpec, CellOutcome], Grade],
+    parse_fn: Callable[..., GraderSpec] | None = None,
+) -> None:
     _extra_graders[type] = grade_fn
+    if parse_fn is not None:
+        _extra_parsers[type] = parse_fn
 
 
 def cell_grades(*, cell: EvalCell, outcome: CellOutcome) -> list[Grade]:

@@ -25,12 +25,13 @@ from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_prob
 
 from .exceptions import ContentInvalid
 
-PROVIDERS = ("anthropic", "openai", "echo")
+PROVIDERS = ("anthropic", "openai", "echo", "fixture")
 ROLES = ("user", "assistant")
 DEFAULT_MODELS = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4.1-mini",
     "echo": "echo-1",
+    "fixture": "fixture-1",
 }
 
 MAX_TOKENS_LIMIT = 1_000_000

@@ -156,7 +156,10 @@ _MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
     "anthropic": ("claude",),
     "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-", "text-", "davinci", "babbage"),
 }
-_OFFLINE_PROVIDERS = {"echo": "Redline's offline echo provider"}
+_OFFLINE_PROVIDERS = {
+    "echo": "Redline's offline echo provider",
+    "fixture": "Redline's offline fixture provider (recorded replies)",
+}
 
 
 def export_content(*, content: VersionContent, api: Api) -> VersionContent:

@@ -23,6 +23,7 @@ from questionbank.selectors import question_list
 from .exceptions import NotFound, ReviewsError
 from .models import Annotation, Area, ChecklistItem, DesignDoc, DocRevision, Review, Verdict
 from .pages import card_batch_build, review_page_build, risks_worst_first
+from .panels import panels_for
 from .rendering import markdown_render
 from .selectors import (
     annotation_counts_by_area,
@@ -323,6 +324,7 @@ def _review_page(request: HttpRequest, review: Review) -> HttpResponse:
             "kinds": Annotation.Kind.choices,
             "is_doc_author": page.is_doc_author,
             "verdicts": Verdict.choices,
+            "panels": panels_for(slot="review", obj=review, request=request),
             **_checklist_context(review, can_edit),
         },
     )

@@ -8,12 +8,14 @@ from __future__ import annotations
 from .anthropic_messages import AnthropicProvider
 from .base import Provider, ProviderNotConfigured
 from .echo import EchoProvider
+from .fixture import FixtureProvider
 from .openai_chat import OpenAIProvider
 
 ADAPTERS: dict[str, type[Provider]] = {
     "anthropic": AnthropicProvider,
     "openai": OpenAIProvider,
     "echo": EchoProvider,
+    "fixture": FixtureProvider,
 }
 
 

@@ -78,8 +78,8 @@ def run_request(
         variables="substitute" if variables_visible else "keep",
         stream=True,
     )
-    if run.provider == "echo":
-        request["url"] = "echo:"
+    if run.provider in ("echo", "fixture"):  # offline: nothing is sent anywhere
+        request["url"] = adapter.base_url()
     elif base_url_visible:
         request["url"] = adapter.base_url() + export_sdk_arguments(request=request, api=api).path
     return request

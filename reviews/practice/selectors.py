@@ -1,7 +1,9 @@
 """Reads for practice: scorecards and a user's mock reviews, scoped to the requesting user.
 
 The answer key is read only here, and only for the reviewer of a submitted review: a draft,
-another account's review, or a document without a key raises NotFound, like a missing id.
+another account's review, or a document without a key raises NotFound, like a missing id. The
+one other reader, `practice_notes_score`, scores a machine critique for the answer-key grader
+(docs/critique.md) and returns a scorecard whose callers show counts only, never the key.
 """
 
 from collections import defaultdict
@@ -287,3 +289,79 @@ def doc_practice(*, doc: DesignDoc, user: Viewer) -> DocPractice:
         minutes=key.minutes,
         in_progress=draft_review_exists(user=user, doc=doc),
     )
+
+
+# --- machine critiques and the anonymous aggregate (the critique app's answer-key grader) ------
+
+
+@dataclass(frozen=True)
+class PracticeScore:
+    """A critique scored against a practice document's key. Callers show counts from the
+    scorecard, never its items' quotes or explanations (the key stays secret)."""
+
+    doc: DesignDoc
+    revision: DocRevision
+    scorecard: Scorecard
+
+
+def practice_revision_for_text_sha(*, body_sha: str) -> DocRevision | None:
+    """The practice document's revision whose Markdown has this SHA-256 (a keyed document's
+    text, as a test set row or a run variable carries it), or None."""
+    return (
+        DocRevision.objects.select_related("doc")
+        .filter(body_sha=body_sha, doc__answer_key__isnull=False)
+        .order_by("-number")
+        .first()
+    )
+
+
+def practice_notes_score(
+    *, revision: DocRevision, notes: tuple[Note, ...], checklist: dict[str, str] | None = None
+) -> PracticeScore | None:
+    """Score annotations that are not a review's (a drafted critique) against the key of the
+    revision's document with the same scorer as a mock review; None for a document with no
+    key. The key is read here only to compute the scorecard."""
+    key_row = _keys_by_doc({revision.doc_id}).get(revision.doc_id)
+    if key_row is None:
+        return None
+    key = key_from_model(key_row, text=revision_text(revision=revision))
+    card = review_score(key, Submission(notes=notes, checklist=checklist or {}))
+    return PracticeScore(doc=revision.doc, revision=revision, scorecard=card)
+
+
+@dataclass(frozen=True)
+class HumanAggregate:
+    """Submitted human reviews of one practice document, anonymous: how many, and their mean."""
+
+    doc_id: int
+    reviews: int
+    mean_score: float
+    mean_found: float
+
+
+# The aggregate scores at most this many recent submitted reviews (a page's cost is bounded).
+HUMAN_AGGREGATE_REVIEWS = 300
+
+
+def practice_human_scores() -> dict[int, HumanAggregate]:
+    """Per practice document, the mean score of the most recent submitted reviews of it (every
+    account's, no names): what people score, beside what a prompt scores."""
+    reviews = list(
+        Review.objects.select_related("revision")
+        .filter(status=Review.Status.SUBMITTED, revision__doc__answer_key__isnull=False)
+        .order_by("-submitted_at", "-id")[:HUMAN_AGGREGATE_REVIEWS]
+    )
+    scored = _score_many(reviews, {})
+    by_doc: dict[int, list[Scorecard]] = defaultdict(list)
+    for review in reviews:
+        if review.pk in scored:
+            by_doc[review.revision.doc_id].append(scored[review.pk][0])
+    return {
+        doc_id: HumanAggregate(
+            doc_id=doc_id,
+            reviews=len(cards),
+            mean_score=sum(c.score for c in cards) / len(cards),
+            mean_found=sum(c.found for c in cards) / len(cards),
+        )
+        for doc_id, cards in by_doc.items()
+    }

@@ -13,6 +13,7 @@ from common.auth import request_actor
 
 from ..exceptions import ReviewsError
 from ..models import Area
+from ..panels import panels_for
 from ..selectors import doc_get_for_user
 from .scoring import SEVERITY_ORDER, ItemResult, RankedRisk
 from .selectors import (
@@ -119,5 +120,6 @@ def progress_view(request: HttpRequest) -> HttpResponse:
             "section": "reviews",
             "progress": progress_for_user(user=request.user),
             "practice_docs": practice_doc_list(user=request.user),
+            "panels": panels_for(slot="practice", obj=None, request=request),
         },
     )
