@@ -45,6 +45,7 @@ from common.selectors import object_id_parse
 from textstore.exceptions import BlobNotFound
 from textstore.selectors import blob_lengths, blob_range, blob_read, blob_stream
 
+from . import access
 from .exceptions import NotFound
 from .models import AccessGrant, Label, Prompt, PromptVersion, Role
 from .texts import version_text_fields
@@ -334,9 +335,7 @@ def _version_part(kind: str) -> tuple[str, str]:
     )
     prompt_fk = column(PromptVersion, "prompt").column
     author_fk = column(PromptVersion, "author").column
-    g_prompt, g_user, g_revoked = (
-        column(AccessGrant, name).column for name in ("prompt", "user", "revoked_at")
-    )
+    g_prompt, g_user = (column(AccessGrant, name).column for name in ("prompt", "user"))
     if kind == "id":
         reach = f" LEFT JOIN {version} v ON v.id = %s"
     else:
@@ -352,7 +351,7 @@ def _version_part(kind: str) -> tuple[str, str]:
         reach + f" LEFT JOIN {prompt} p ON p.id = v.{prompt_fk}"
         f" LEFT JOIN {author} a ON a.id = v.{author_fk}"
         f" LEFT JOIN {grant} g ON g.{g_prompt} = v.{prompt_fk} AND g.{g_user} = u.id"
-        f" AND g.{g_revoked} IS NULL"
+        f" AND {access.grant_in_force_sql('g')}"
     )
     return select, joins
 
@@ -381,12 +380,11 @@ def _version(user_id: int, values: tuple[Any, ...]) -> VersionFetch:
     owner_id, author, grant_id, grant_role = values[7:]
     if pk is None:
         raise NotFound
-    if owner_id == user_id:
-        role, grant_id = Role.OWNER, None
-    elif grant_role:
-        role = grant_role
-    else:
+    role = access.role_decide(user_id=user_id, owner_id=owner_id, grant_role=grant_role)
+    if role is None:
         raise NotFound  # not yours: the same answer as a missing id
+    if role == Role.OWNER:
+        grant_id = None
     return VersionFetch(
         id=pk,
         prompt_id=prompt_id,

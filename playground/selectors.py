@@ -22,6 +22,7 @@ from common.exceptions import Forbidden
 from common.selectors import object_get_or_not_found, object_id_parse
 from textstore.selectors import blob_read
 
+from . import access
 from .content import VersionContent
 from .exceptions import NotFound
 from .models import (
@@ -87,7 +88,7 @@ def prompt_list_visible(*, user: User, search: str = "") -> QuerySet[Prompt]:
     """Every prompt the user may see: owned, or shared with them by an active grant."""
     if not user.is_authenticated:
         return Prompt.objects.none()
-    shared = AccessGrant.objects.filter(user=user, revoked_at__isnull=True).values("prompt_id")
+    shared = AccessGrant.objects.filter(access.grant_in_force(), user=user).values("prompt_id")
     prompts = Prompt.objects.filter(Q(owner=user) | Q(pk__in=shared), archived_at__isnull=True)
     if search.strip():
         prompts = prompts.filter(title__icontains=search.strip())
@@ -100,7 +101,7 @@ def prompt_list_shared_with_user(*, user: User) -> QuerySet[AccessGrant]:
         return AccessGrant.objects.none()
     return (
         AccessGrant.objects.filter(
-            user=user, revoked_at__isnull=True, prompt__archived_at__isnull=True
+            access.grant_in_force(), user=user, prompt__archived_at__isnull=True
         )
         .select_related("prompt", "prompt__owner", "prompt__question")
         .order_by("-created_at")
@@ -111,10 +112,12 @@ def _role(user: User, prompt: Prompt) -> tuple[str | None, AccessGrant | None]:
     """The user's role on the prompt, checked against the database now (no caching)."""
     if not user.is_authenticated:
         return None, None
-    if prompt.owner_id == user.pk:
+    if access.role_decide(user_id=user.pk, owner_id=prompt.owner_id, grant_role=None) == Role.OWNER:
         return Role.OWNER, None
-    grant = AccessGrant.objects.filter(prompt=prompt, user=user, revoked_at__isnull=True).first()
-    return (grant.role, grant) if grant else (None, None)
+    grant = AccessGrant.objects.filter(access.grant_in_force(), prompt=prompt, user=user).first()
+    grant_role = grant.role if grant is not None else None
+    role = access.role_decide(user_id=user.pk, owner_id=prompt.owner_id, grant_role=grant_role)
+    return (role, grant) if role else (None, None)
 
 
 def _authorise(user: User, prompt: Prompt, min_role: str) -> PromptAccess:
@@ -378,7 +381,7 @@ def share_link_list(*, prompt: Prompt) -> QuerySet[ShareLink]:
 
 def grant_list(*, prompt: Prompt) -> QuerySet[AccessGrant]:
     return (
-        AccessGrant.objects.filter(prompt=prompt, revoked_at__isnull=True)
+        AccessGrant.objects.filter(access.grant_in_force(), prompt=prompt)
         .select_related("user")
         .order_by("user__username")
     )
