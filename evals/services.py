@@ -22,12 +22,13 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from common.exceptions import Forbidden, RateLimited
@@ -672,7 +673,8 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
 
 def evaluations_reap() -> int:
     """Periodic: grade cells whose run finished while no cell task was there to see it (a
-    worker killed after the run ended, a run failed by the stale-run reaper)."""
+    worker killed after the run ended, a run failed by the stale-run reaper), then hand every
+    stalled evaluation's unfinished cells to workers again. Returns the cells graded."""
     stuck = EvalCell.objects.filter(
         status=CellStatus.RUNNING, run__status__in=Run.FINISHED
     ).values_list("pk", flat=True)[:500]
@@ -680,4 +682,40 @@ def evaluations_reap() -> int:
     for cell_id in list(stuck):
         if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
             count += 1
+    evaluations_redispatch_stalled()
     return count
+
+
+def evaluations_redispatch_stalled() -> list[int]:
+    """Evaluations queued or running with no cell finished and no hand-off for
+    EVAL_STALL_SECONDS get their unfinished cells' tasks again; returns their ids.
+
+    What it recovers: a worker killed with cell messages reserved (prefetched, or waiting out
+    a deferral) holds them unacknowledged until the broker's visibility timeout, an hour on
+    Redis, and a cell it had claimed is `running` with no task left to finish it. A repeated
+    task is harmless: a finished cell is left alone, a queued run is claimed once, a running
+    run with a fresh heartbeat is left to its worker and one gone silent is failed, never sent
+    again (`cell_execute`). Each evaluation is claimed by moving `dispatched_at`, so two
+    reapers never hand it over twice."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.EVAL_STALL_SECONDS)
+    stalled = (
+        Evaluation.objects.filter(
+            status__in=(Status.QUEUED, Status.RUNNING), dispatched_at__lt=cutoff
+        )
+        .annotate(last_finished=Max("cells__finished_at"))
+        .filter(Q(last_finished__isnull=True) | Q(last_finished__lt=cutoff))
+        .values_list("pk", "dispatched_at")[:100]
+    )
+    handed: list[int] = []
+    for evaluation_id, dispatched_at in list(stalled):
+        if Evaluation.objects.filter(pk=evaluation_id, dispatched_at=dispatched_at).update(
+            dispatched_at=now
+        ):
+            from .dispatch import evaluation_dispatch
+
+            evaluation_dispatch(evaluation_id=evaluation_id, unfinished=True)
+            handed.append(evaluation_id)
+    if handed:
+        logger.warning("evaluation.redispatched", extra={"evaluation_ids": handed})
+    return handed

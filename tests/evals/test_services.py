@@ -212,3 +212,32 @@ def test_a_fair_run_queue_turn_never_takes_a_cells_run(owner, inline_runs):
     assert Run.objects.get(pk=run_id).status == "queued"
     assert run_claim_next() is None
     assert Run.objects.get(pk=run_id).status == "queued"
+
+
+def test_a_stalled_evaluation_is_handed_to_workers_again(owner, inline_runs, settings):
+    """Cells whose messages a killed worker held (queued, or claimed with their run still
+    queued) are handed over again once the evaluation has made no progress for
+    EVAL_STALL_SECONDS; a fresh one is left alone."""
+    settings.EVAL_EAGER_MODE = "inline"
+    settings.EVAL_STALL_SECONDS = 60
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    rows = [{"variables": {"design": f"design {i}"}} for i in range(3)]
+    # Never dispatched: the test's transaction does not commit.
+    stalled = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "Echo"}], rows)
+    fresh = _evaluation(owner, prompt, [version], [{"type": "json-valid"}], rows)
+    first = EvalCell.objects.filter(evaluation=stalled).order_by("pk").first()
+    from evals.services import _cell_run
+
+    EvalCell.objects.filter(pk=first.pk).update(status="running")
+    _cell_run(EvalCell.objects.select_related("evaluation", "target", "row").get(pk=first.pk))
+    old = timezone.now() - timedelta(seconds=61)
+    Evaluation.objects.filter(pk=stalled.pk).update(dispatched_at=old)
+    assert eval_services.evaluations_redispatch_stalled() == [stalled.pk]
+    stalled.refresh_from_db()
+    assert (stalled.status, stalled.cells_done) == ("done", 3)
+    assert set(EvalCell.objects.filter(evaluation=stalled).values_list("status", flat=True)) == {
+        "graded"
+    }
+    assert Run.objects.filter(eval_cell__evaluation=stalled).count() == 3
+    assert Evaluation.objects.get(pk=fresh.pk).cells_done == 0
+    assert eval_services.evaluations_redispatch_stalled() == []
