@@ -176,16 +176,16 @@ def test_pass_rates_for_the_tree_come_from_each_versions_latest_finished_evaluat
     rows = [{"variables": {"design": "a cache"}}, {"variables": {"design": "a queue"}}]
     with django_capture_on_commit_callbacks(execute=True):
         _evaluation(owner, prompt, [v1, v2], [{"type": "contains", "value": "cache"}], rows=rows)
-    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
-        v1.pk: 0.5,
-        v2.pk: 0.5,
+    rates = version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk])
+    assert {v: (r.rate, r.passed, r.graded) for v, r in rates.items()} == {
+        v1.pk: (0.5, 1, 2),
+        v2.pk: (0.5, 1, 2),
     }
     with django_capture_on_commit_callbacks(execute=True):
         _evaluation(owner, prompt, [v2], [{"type": "contains", "value": "Echo"}], rows=rows)
-    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
-        v1.pk: 0.5,
-        v2.pk: 1.0,
-    }
+    rates = version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk])
+    assert {v: r.rate for v, r in rates.items()} == {v1.pk: 0.5, v2.pk: 1.0}
+    assert rates[v1.pk].evaluation_id != rates[v2.pk].evaluation_id
 
 
 def test_too_many_running_evaluations_is_a_429(owner, settings):
