@@ -28,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Q
+from django.db.models import Case, F, Max, Q, Value, When
 from django.utils import timezone
 
 from common.exceptions import Forbidden, RateLimited
@@ -502,13 +502,14 @@ def _provider_busy(provider: str) -> bool:
 
 
 def _count_finished(evaluation_id: int) -> None:
-    """One more cell finished: bump the count, and finish the evaluation with its last cell."""
-    Evaluation.objects.filter(pk=evaluation_id).update(cells_done=F("cells_done") + 1)
-    Evaluation.objects.filter(
-        pk=evaluation_id,
-        status__in=(Status.QUEUED, Status.RUNNING),
-        cells_done__gte=F("cells_total"),
-    ).update(status=Status.DONE, finished_at=timezone.now())
+    """One more cell finished: bump the count, and finish the evaluation with its last cell
+    (one statement: the row is read and written under its lock)."""
+    last = Q(cells_done__gte=F("cells_total") - 1, status__in=(Status.QUEUED, Status.RUNNING))
+    Evaluation.objects.filter(pk=evaluation_id).update(
+        cells_done=F("cells_done") + 1,
+        status=Case(When(last, then=Value(Status.DONE)), default=F("status")),
+        finished_at=Case(When(last, then=Value(timezone.now())), default=F("finished_at")),
+    )
 
 
 def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any) -> bool:
@@ -536,7 +537,8 @@ def _cell_run(cell: EvalCell) -> int:
         model=target.model,
         enqueue=False,
     )
-    EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run)
+    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run):
+        return created.run.pk
     run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
     assert run_id is not None
     return int(run_id)
@@ -560,18 +562,22 @@ def cell_execute(*, cell_id: int) -> str:
     if evaluation.status == Status.CANCELLED:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED)
         return CellStatus.CANCELLED
-    if cell.status == CellStatus.QUEUED:
-        if _provider_busy(cell.provider):
-            return DEFERRED
-        if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
-            status=CellStatus.RUNNING
-        ):
-            return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
-        Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
-            status=Status.RUNNING
-        )
     try:
-        run_id = _cell_run(cell)
+        # The claim and the run's creation commit together (one commit, not four): a worker
+        # that dies in between leaves the cell queued, with no run, for the next delivery.
+        with transaction.atomic():
+            if cell.status == CellStatus.QUEUED:
+                if _provider_busy(cell.provider):
+                    return DEFERRED
+                if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
+                    status=CellStatus.RUNNING
+                ):
+                    return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+                if evaluation.status == Status.QUEUED:
+                    Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
+                        status=Status.RUNNING
+                    )
+            run_id = _cell_run(cell)
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
