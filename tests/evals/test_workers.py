@@ -98,15 +98,17 @@ def _wait(condition, what: str, timeout: float = 60) -> None:
 
 
 def _mid_call(evaluation: Evaluation, graded_at_least: int) -> Run | None:
-    """A run of the evaluation that is streaming its reply, once enough cells are graded."""
+    """A run of the evaluation early in streaming its reply (at most its first three words of
+    ten: half a second of it left), once enough cells are graded."""
     cells = EvalCell.objects.filter(evaluation=evaluation)
     if cells.filter(status="graded").count() < graded_at_least:
         return None
-    return (
+    run = (
         Run.objects.filter(eval_cell__evaluation=evaluation, status="running")
         .exclude(output="")
         .first()
     )
+    return run if run is not None and len(run.output) <= len("Hello from the") else None
 
 
 def _designs(cells) -> dict[int, str]:
@@ -159,11 +161,12 @@ def test_a_worker_killed_mid_evaluation_loses_no_cell_and_sends_no_call_twice(
     # Each cell's call was sent exactly once: the one in flight at the kill too.
     assert _requests_by_design(provider_server) == Counter(designs.values())
     assert len(provider_server.requests) == rows
-    by_status = Counter(cell.status for cell in cells)
-    assert by_status == {"graded": rows - 1, "error": 1}, by_status
-    (errored,) = [cell for cell in cells if cell.status == "error"]
-    assert errored.run_id == killed_run.pk
-    assert "stopped" in errored.error  # failed as lost, not re-sent
+    # The cell in flight at the kill is failed as lost, never re-sent (should its reply have
+    # ended in the instant before the kill, it is graded instead); every other cell is graded.
+    (killed,) = [cell for cell in cells if cell.run_id == killed_run.pk]
+    assert (killed.status == "error" and "stopped" in killed.error) or killed.status == "graded"
+    others = [cell for cell in cells if cell.pk != killed.pk]
+    assert Counter(cell.status for cell in others) == {"graded": rows - 1}
     assert all(cell.passed and len(cell.grades) == 1 for cell in cells if cell.status == "graded")
 
 
