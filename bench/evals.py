@@ -1,18 +1,23 @@
-"""Evaluations on real Celery workers: cells per second with 1 and 4 worker processes, and the
-overhead of an evaluation cell over a bare run, measured in the same run.
+"""Evaluations on real Celery workers: cells per second with 1, 2 and 4 worker processes, and
+the overhead of an evaluation cell over a bare run, measured in the same run.
 
-    .venv/bin/python bench/evals.py [--rows 50] [--bare 100]
+    .venv/bin/python bench/evals.py [--rows 50] [--processes 1 2 4]
 
 PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/redline_evals_bench,
-created if missing) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/15). The echo
-provider with no delay, so what is measured is Redline's own work: creating the cells, the task
-hand-off, the run's claim/stream/finish writes and the grading.
+created if missing) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/15; flushed). The
+echo provider with no delay, so what is measured is Redline's own work: the task hand-off, the
+run's create/claim/stream/finish writes and, for a cell, the evaluation's machinery around it.
 
-An evaluation is 3 versions × 2 models × `rows` rows × 2 repeats (600 cells at 50 rows), graded
-by `contains` (the row's expected text) and `max-output-tokens`. Each phase starts a fresh worker
-(`celery worker --pool=prefork --concurrency=N`), creates the evaluation, and times it until its
-last cell is graded. The baseline is `bare` plain runs queued at once through the ordinary runs
-path on one worker process. The last line is `name=value` pairs.
+The evaluation is 3 versions × 2 models × `rows` rows × 2 repeats (600 cells at 50 rows), graded
+by `contains` (the row's expected text) and `max-output-tokens`. Its **baseline** is the same
+600 runs — same versions, models and variables — with the evaluation left out: created in one
+transaction, then one `playground.run_execute` task each on the same queue (the fair run queue
+off, so each task executes its own run, as a cell task does), timed from the first create to the
+last run finished. For each process count a fresh worker
+(`celery worker --pool=prefork --concurrency=N`) is started and warmed up (a ping, then a few
+runs through every process) before anything is timed; then the baseline and the evaluation run
+on it one after the other. Overhead per cell = (evaluation time − baseline time) ÷ cells, and
+the ratio of the two times, both at each process count. The last line is `name=value` pairs.
 """
 
 from __future__ import annotations
@@ -69,14 +74,56 @@ fixture = {"prompt": prompt.pk, "versions": [v.pk for v in versions], "testset":
 print(json.dumps(fixture))
 """
 
-EVALUATE = """
+SESSION = """
 import json, time
 from django.contrib.auth import get_user_model
+from django.db import transaction
+from config.celery import app
 from evals.models import Evaluation, TestSetRevision
 from evals.services import evaluation_create
-from playground.models import Prompt, Role
+from playground.models import Prompt, PromptVersion, Role, Run
+from playground.runs.services import run_create
+from playground.tasks import run_execute
 
 user = get_user_model().objects.get(username="bench")
+versions = list(PromptVersion.objects.filter(pk__in=FIXTURE["versions"]).order_by("number"))
+MODELS = ["echo-1", "echo-2"]
+
+
+def runs_finished(ids):
+    while Run.objects.filter(pk__in=ids).exclude(status__in=Run.FINISHED).exists():
+        time.sleep(0.05)
+
+
+def bare(combos):
+    # The evaluation's runs without the evaluation: created together, one task per run.
+    started = time.perf_counter()
+    with transaction.atomic():
+        ids = [
+            run_create(
+                actor=user, version=v, variables={"design": d}, provider="echo", model=m,
+                enqueue=False,
+            ).run.pk
+            for v, m, d in combos
+        ]
+    created = time.perf_counter()
+    for run_id in ids:
+        run_execute.apply_async(args=[run_id], queue="celery")
+    runs_finished(ids)
+    return {"runs": len(ids), "create_s": created - started,
+            "total_s": time.perf_counter() - started}
+
+
+# Warm up: the worker answers, and every process has executed a few runs.
+deadline = time.monotonic() + 120
+while not app.control.ping(timeout=0.5):
+    if time.monotonic() > deadline:
+        raise SystemExit("the worker did not answer a ping")
+bare([(versions[0], "echo-1", f"warm-up {i}") for i in range(4 * PROCESSES)])
+
+rows = [f"design number {i}" for i in range(ROWS)]
+baseline = bare([(v, m, d) for d in rows for v in versions for m in MODELS for _ in range(2)])
+
 started = time.perf_counter()
 evaluation = evaluation_create(
     actor=user,
@@ -84,7 +131,7 @@ evaluation = evaluation_create(
     role=Role.OWNER,
     revision=TestSetRevision.objects.get(pk=FIXTURE["testset"]),
     versions=FIXTURE["versions"],
-    models=[{"provider": "echo", "model": "echo-1"}, {"provider": "echo", "model": "echo-2"}],
+    models=[{"provider": "echo", "model": m} for m in MODELS],
     graders=[{"type": "contains"}, {"type": "max-output-tokens", "limit": 1000}],
     repeat=2,
 )
@@ -98,27 +145,10 @@ while True:
 done = time.perf_counter()
 graded = evaluation.cells.filter(status="graded").count()
 print(json.dumps({
+    "bare": baseline,
     "status": evaluation.status, "cells": evaluation.cells_total, "graded": graded,
     "create_s": created - started, "total_s": done - started,
 }))
-"""
-
-BARE = """
-import json, time
-from django.contrib.auth import get_user_model
-from playground.models import PromptVersion, Run
-from playground.runs.services import run_create
-
-user = get_user_model().objects.get(username="bench")
-version = PromptVersion.objects.get(pk=FIXTURE["versions"][0])
-started = time.perf_counter()
-ids = [
-    run_create(actor=user, version=version, variables={"design": f"bare {i}"}).run.pk
-    for i in range(BARE)
-]
-while Run.objects.filter(pk__in=ids).exclude(status__in=Run.FINISHED).exists():
-    time.sleep(0.05)
-print(json.dumps({"total_s": time.perf_counter() - started, "runs": len(ids)}))
 """
 
 
@@ -146,19 +176,26 @@ def worker(env: dict[str, str], processes: int) -> subprocess.Popen[bytes]:
     )
 
 
-def phase(env: dict[str, str], processes: int, script: str) -> dict[str, float]:
+def session(env: dict[str, str], processes: int, prefix: str) -> dict:
     process = worker(env, processes)
     try:
-        return json.loads(django_script(env, script).splitlines()[-1])
+        return json.loads(
+            django_script(env, prefix + f"PROCESSES = {processes}\n" + SESSION).splitlines()[-1]
+        )
     finally:
         process.terminate()
         process.wait(timeout=60)
 
 
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=50)
-    parser.add_argument("--bare", type=int, default=100)
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
     args = parser.parse_args()
     db = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
@@ -171,33 +208,43 @@ def main() -> None:
         REDIS_URL=broker,
         REDLINE_DATA_DIR=tempfile.mkdtemp(prefix="redline-bench-evals-"),
         RUN_ECHO_DELAY_MS="0",
+        RUN_FAIR_QUEUE="0",  # a bare run's task executes its own run, as a cell's does
         LOG_LEVEL="WARNING",
         EVAL_PROVIDER_CONCURRENCY="echo=64",
     )
     subprocess.run(["redis-cli", "-u", broker, "flushdb"], check=False, capture_output=True)
     migrate(env)
     fixture = json.loads(django_script(env, f"ROWS = {args.rows}\n" + SETUP).splitlines()[-1])
-    prefix = f"FIXTURE = {json.dumps(fixture)}\nBARE = {args.bare}\n"
-    bare = phase(env, 1, prefix + BARE)
-    per_run_ms = 1000 * bare["total_s"] / bare["runs"]
-    print(
-        f"bare runs, 1 worker process: {bare['runs']} in {bare['total_s']:.2f} s "
-        f"({per_run_ms:.1f} ms a run)"
-    )
-    figures: dict[str, float] = {"bare_run_ms": per_run_ms}
-    for processes in (1, 4):
-        result = phase(env, processes, prefix + EVALUATE)
+    prefix = f"FIXTURE = {json.dumps(fixture)}\nROWS = {args.rows}\n"
+    print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
+    figures: dict[str, float] = {}
+    for processes in args.processes:
+        result = session(env, processes, prefix)
+        bare = result["bare"]
         rate = result["graded"] / result["total_s"]
+        bare_rate = bare["runs"] / bare["total_s"]
+        overhead_ms = 1000 * (result["total_s"] - bare["total_s"]) / result["cells"]
+        ratio = result["total_s"] / bare["total_s"]
         print(
-            f"{processes} worker process(es): {result['graded']}/{result['cells']} cells graded,"
-            f" status {result['status']}, {result['total_s']:.2f} s"
-            f" (creating the cells {result['create_s']:.2f} s): {rate:.1f} cells/s"
+            f"{processes} worker process(es): evaluation {result['graded']}/{result['cells']}"
+            f" cells graded, status {result['status']}, {result['total_s']:.2f} s"
+            f" (creating the cells {result['create_s']:.2f} s): {rate:.1f} cells/s;"
+            f" bare {bare['runs']} runs {bare['total_s']:.2f} s"
+            f" (creating them {bare['create_s']:.2f} s): {bare_rate:.1f} runs/s;"
+            f" overhead {overhead_ms:+.1f} ms a cell, {ratio:.2f}× the bare time"
+            f" [load {load()}]"
         )
         figures[f"cells_per_s_{processes}"] = rate
-        if processes == 1:
-            figures["cell_ms"] = 1000 * result["total_s"] / result["cells"]
-    figures["overhead_per_cell_ms"] = figures["cell_ms"] - per_run_ms
-    figures["scaling_4_vs_1"] = figures["cells_per_s_4"] / figures["cells_per_s_1"]
+        figures[f"bare_runs_per_s_{processes}"] = bare_rate
+        figures[f"overhead_ms_{processes}"] = overhead_ms
+        figures[f"overhead_ratio_{processes}"] = ratio
+    if 1 in args.processes:
+        for processes in args.processes:
+            if processes != 1:
+                figures[f"scaling_{processes}_vs_1"] = (
+                    figures[f"cells_per_s_{processes}"] / figures["cells_per_s_1"]
+                )
+    print(f"load average after: {load()}")
     print(" ".join(f"{k}={v:.3f}" for k, v in figures.items()))
 
 

@@ -462,6 +462,10 @@ EVAL_EAGER_THREADS = env_int("EVAL_EAGER_THREADS", 4)
 # Without a broker: "thread" runs cells on a pool behind the request; "inline" inside it (tests).
 EVAL_EAGER_MODE = os.environ.get("EVAL_EAGER_MODE", "thread")
 EVAL_TASK_QUEUE = os.environ.get("EVAL_TASK_QUEUE", "celery")
+# An evaluation with no cell finished and no hand-off for this long is handed to workers again
+# by the reaper (a killed worker's reserved messages are only restored by Redis after its
+# visibility timeout, an hour); repeating a cell's task is harmless.
+EVAL_STALL_SECONDS = env_float("EVAL_STALL_SECONDS", 120)
 # Rows of the results matrix on one page (each row holds a cell per column and repeat).
 EVAL_PAGE_ROWS = env_int("EVAL_PAGE_ROWS", 25)
 # Prices per million tokens, "provider/model=input,output" separated by spaces; the results

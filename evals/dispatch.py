@@ -21,12 +21,15 @@ from django.db import close_old_connections, connection, connections
 logger = logging.getLogger(__name__)
 
 
-def evaluation_dispatch(*, evaluation_id: int) -> None:
+def evaluation_dispatch(*, evaluation_id: int, unfinished: bool = False) -> None:
+    """Hand the evaluation's queued cells (with `unfinished`, its running ones too: the reaper's
+    hand-off of a stalled evaluation) to workers, in matrix order."""
     from .models import EvalCell
     from .tasks import cell_execute
 
+    statuses = [EvalCell.Status.QUEUED, *([EvalCell.Status.RUNNING] if unfinished else [])]
     cell_ids = list(
-        EvalCell.objects.filter(evaluation_id=evaluation_id, status=EvalCell.Status.QUEUED)
+        EvalCell.objects.filter(evaluation_id=evaluation_id, status__in=statuses)
         .order_by("row__position", "target__position", "repeat_index")
         .values_list("pk", flat=True)
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from common.auth import Viewer
 from common.selectors import object_id_parse
@@ -298,9 +298,21 @@ def evaluation_results(
     return results, total
 
 
-def version_pass_rates(*, prompt_id: int, version_ids: list[int]) -> dict[int, float]:
+@dataclass(frozen=True)
+class VersionPassRate:
+    evaluation_id: int  # the newest finished evaluation that ran the version
+    passed: int
+    graded: int
+
+    @property
+    def rate(self) -> float:
+        return round(self.passed / self.graded, 4)
+
+
+def version_pass_rates(*, prompt_id: int, version_ids: list[int]) -> dict[int, VersionPassRate]:
     """The pass rate of each version in the newest finished evaluation that ran it (for the
-    version tree). Two queries, whatever the number of versions."""
+    version tree); versions with no graded cell there are left out. Two queries, whatever the
+    number of versions."""
     latest: dict[int, int] = {}
     targets = (
         EvalTarget.objects.filter(
@@ -316,14 +328,23 @@ def version_pass_rates(*, prompt_id: int, version_ids: list[int]) -> dict[int, f
     if not latest:
         return {}
     counts: dict[int, list[int]] = {}
-    graded = EvalCell.objects.filter(
-        evaluation_id__in=set(latest.values()),
-        status=EvalCell.Status.GRADED,
-        target__version_id__in=list(latest),
-    ).values_list("evaluation_id", "target__version_id", "passed")
-    for evaluation_id, version_id, passed in graded:
+    graded = (
+        EvalCell.objects.filter(
+            evaluation_id__in=set(latest.values()),
+            status=EvalCell.Status.GRADED,
+            target__version_id__in=list(latest),
+        )
+        .values_list("evaluation_id", "target__version_id")
+        .annotate(passed=Count("pk", filter=Q(passed=True)), graded=Count("pk"))
+        .order_by()
+    )
+    for evaluation_id, version_id, passed, total in graded:
         if latest.get(version_id) == evaluation_id:
             tally = counts.setdefault(version_id, [0, 0])
-            tally[0] += 1 if passed else 0
-            tally[1] += 1
-    return {v: round(p / n, 4) for v, (p, n) in counts.items() if n}
+            tally[0] += passed
+            tally[1] += total
+    return {
+        v: VersionPassRate(evaluation_id=latest[v], passed=p, graded=n)
+        for v, (p, n) in counts.items()
+        if n
+    }

@@ -22,12 +22,13 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import Case, F, Max, Q, Value, When
 from django.utils import timezone
 
 from common.exceptions import Forbidden, RateLimited
@@ -501,13 +502,14 @@ def _provider_busy(provider: str) -> bool:
 
 
 def _count_finished(evaluation_id: int) -> None:
-    """One more cell finished: bump the count, and finish the evaluation with its last cell."""
-    Evaluation.objects.filter(pk=evaluation_id).update(cells_done=F("cells_done") + 1)
-    Evaluation.objects.filter(
-        pk=evaluation_id,
-        status__in=(Status.QUEUED, Status.RUNNING),
-        cells_done__gte=F("cells_total"),
-    ).update(status=Status.DONE, finished_at=timezone.now())
+    """One more cell finished: bump the count, and finish the evaluation with its last cell
+    (one statement: the row is read and written under its lock)."""
+    last = Q(cells_done__gte=F("cells_total") - 1, status__in=(Status.QUEUED, Status.RUNNING))
+    Evaluation.objects.filter(pk=evaluation_id).update(
+        cells_done=F("cells_done") + 1,
+        status=Case(When(last, then=Value(Status.DONE)), default=F("status")),
+        finished_at=Case(When(last, then=Value(timezone.now())), default=F("finished_at")),
+    )
 
 
 def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any) -> bool:
@@ -535,7 +537,8 @@ def _cell_run(cell: EvalCell) -> int:
         model=target.model,
         enqueue=False,
     )
-    EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run)
+    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run):
+        return created.run.pk
     run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
     assert run_id is not None
     return int(run_id)
@@ -559,18 +562,22 @@ def cell_execute(*, cell_id: int) -> str:
     if evaluation.status == Status.CANCELLED:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED)
         return CellStatus.CANCELLED
-    if cell.status == CellStatus.QUEUED:
-        if _provider_busy(cell.provider):
-            return DEFERRED
-        if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
-            status=CellStatus.RUNNING
-        ):
-            return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
-        Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
-            status=Status.RUNNING
-        )
     try:
-        run_id = _cell_run(cell)
+        # The claim and the run's creation commit together (one commit, not four): a worker
+        # that dies in between leaves the cell queued, with no run, for the next delivery.
+        with transaction.atomic():
+            if cell.status == CellStatus.QUEUED:
+                if _provider_busy(cell.provider):
+                    return DEFERRED
+                if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
+                    status=CellStatus.RUNNING
+                ):
+                    return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+                if evaluation.status == Status.QUEUED:
+                    Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
+                        status=Status.RUNNING
+                    )
+            run_id = _cell_run(cell)
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
@@ -681,7 +688,8 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
 
 def evaluations_reap() -> int:
     """Periodic: grade cells whose run finished while no cell task was there to see it (a
-    worker killed after the run ended, a run failed by the stale-run reaper)."""
+    worker killed after the run ended, a run failed by the stale-run reaper), then hand every
+    stalled evaluation's unfinished cells to workers again. Returns the cells graded."""
     stuck = EvalCell.objects.filter(
         status=CellStatus.RUNNING, run__status__in=Run.FINISHED
     ).values_list("pk", flat=True)[:500]
@@ -689,4 +697,40 @@ def evaluations_reap() -> int:
     for cell_id in list(stuck):
         if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
             count += 1
+    evaluations_redispatch_stalled()
     return count
+
+
+def evaluations_redispatch_stalled() -> list[int]:
+    """Evaluations queued or running with no cell finished and no hand-off for
+    EVAL_STALL_SECONDS get their unfinished cells' tasks again; returns their ids.
+
+    What it recovers: a worker killed with cell messages reserved (prefetched, or waiting out
+    a deferral) holds them unacknowledged until the broker's visibility timeout, an hour on
+    Redis, and a cell it had claimed is `running` with no task left to finish it. A repeated
+    task is harmless: a finished cell is left alone, a queued run is claimed once, a running
+    run with a fresh heartbeat is left to its worker and one gone silent is failed, never sent
+    again (`cell_execute`). Each evaluation is claimed by moving `dispatched_at`, so two
+    reapers never hand it over twice."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.EVAL_STALL_SECONDS)
+    stalled = (
+        Evaluation.objects.filter(
+            status__in=(Status.QUEUED, Status.RUNNING), dispatched_at__lt=cutoff
+        )
+        .annotate(last_finished=Max("cells__finished_at"))
+        .filter(Q(last_finished__isnull=True) | Q(last_finished__lt=cutoff))
+        .values_list("pk", "dispatched_at")[:100]
+    )
+    handed: list[int] = []
+    for evaluation_id, dispatched_at in list(stalled):
+        if Evaluation.objects.filter(pk=evaluation_id, dispatched_at=dispatched_at).update(
+            dispatched_at=now
+        ):
+            from .dispatch import evaluation_dispatch
+
+            evaluation_dispatch(evaluation_id=evaluation_id, unfinished=True)
+            handed.append(evaluation_id)
+    if handed:
+        logger.warning("evaluation.redispatched", extra={"evaluation_ids": handed})
+    return handed

@@ -1,6 +1,6 @@
 """Page models: what a playground page shows, read once and typed (templates consume these)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from .selectors import (
 )
 from .texts import ContentPreview, version_preview
 from .tree import Layout, tree_layout
+from .version_badges import VersionBadge, version_badges_for
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class TreeView:
     shown: int  # how many of the newest are drawn (their count, not the ancestors')
     more_from: int  # versions numbered below this are not all drawn (0: everything is)
     step: int  # how many more "Show older versions" draws
+    # What other apps show beside each drawn version (an evaluation's pass rate), by version id.
+    badges: dict[int, list[VersionBadge]] = field(default_factory=dict)
 
     @property
     def next_shown(self) -> int:
@@ -108,6 +111,9 @@ def version_tree_view(
         shown=shown,
         more_from=window.newest_from if window.newest_from > 1 else 0,
         step=int(settings.PLAYGROUND_TREE_WINDOW),
+        badges=version_badges_for(
+            prompt_id=access.prompt.pk, version_ids=[v.id for v in window.versions]
+        ),
     )
 
 

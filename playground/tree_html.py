@@ -19,6 +19,7 @@ from common.times import time_html
 
 from .selectors import TreeVersion
 from .tree import Gap, Layout, Node
+from .version_badges import VersionBadge
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,19 @@ def _clip(text: str, length: int) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
-def _row(node: Node, selected_id: int, compare_from: int, base: str) -> str:
-    """One version's row. Every value from a user (message, author, label names) goes through
-    `escape`; the rest are integers and fixed text."""
+def _badge(n: int, badge: VersionBadge) -> str:
+    return (
+        f'<a class="badge tree-badge" href="{escape(badge.url)}" title="{escape(badge.title)}" '
+        f'aria-label="{escape(badge.text)} for v{n}: {escape(badge.title)}">'
+        f"{escape(badge.text)}</a>"
+    )
+
+
+def _row(
+    node: Node, selected_id: int, compare_from: int, base: str, badges: list[VersionBadge]
+) -> str:
+    """One version's row. Every value from a user (message, author, label names) or from
+    another app (badges) goes through `escape`; the rest are integers and fixed text."""
     version: TreeVersion = node.obj
     selected = node.id == selected_id
     at = version.created_at.astimezone(UTC)
@@ -71,6 +82,7 @@ def _row(node: Node, selected_id: int, compare_from: int, base: str) -> str:
         f'<span class="badge label-badge label-{escape(name)}">{escape(name)}</span>'
         for name in node.labels
     )
+    extras = "".join(_badge(n, badge) for badge in badges)
     return (
         f'<li class="tree-row{" tree-row-selected" if selected else ""}" '
         f'title="v{n}: {escape(version.message)}" data-version="{node.id}" data-number="{n}">'
@@ -79,7 +91,7 @@ def _row(node: Node, selected_id: int, compare_from: int, base: str) -> str:
         f'<input type="radio" name="b" value="v{n}" aria-label="Compare to v{n}"'
         f"{' checked' if selected else ''}>"
         f'<a class="tree-link" href="{base}v{n}/"><strong>v{n}</strong> '
-        f"{escape(_clip(version.message or '(no message)', 60))}</a>{parent}{labels}"
+        f"{escape(_clip(version.message or '(no message)', 60))}</a>{parent}{labels}{extras}"
         f'<span class="tree-meta muted" title="{escape(author)}, {at:%Y-%m-%d %H:%M} UTC">'
         f"{escape(_clip(author, 10))} · "
         f"{time_html(at, 'time')}</span></li>\n"
@@ -102,16 +114,19 @@ def tree_html(
     compare_from: int,
     next_shown: int,
     step: int,
+    badges: dict[int, list[VersionBadge]] | None = None,
 ) -> TreeHtml:
     """The graph and the rows of `layout`, `selected_id` marked and `compare_from` checked as A.
-    The first gap offers "Show older versions" (the tree with `next_shown` of the newest)."""
+    The first gap offers "Show older versions" (the tree with `next_shown` of the newest).
+    `badges`: what other apps show beside a version (playground.version_badges)."""
+    badges = badges or {}
     first_gap = layout.gaps[0].row if layout.gaps else None
     older = reverse("playground:tree", args=[prompt_id])
     base = reverse("playground:prompt", args=[prompt_id])  # + "v7/": the version's page
     rows = []
     for row in layout.rows:
         if isinstance(row, Node):
-            rows.append(_row(row, selected_id, compare_from, base))
+            rows.append(_row(row, selected_id, compare_from, base, badges.get(row.id, [])))
             continue
         button = (
             format_html(

@@ -232,6 +232,7 @@ def _tree_html(prompt: Prompt, tree: TreeView, selected: PromptVersion) -> TreeH
         compare_from=selected.parent_id or selected.pk,
         next_shown=tree.next_shown,
         step=tree.step,
+        badges=tree.badges,
     )
 
 

@@ -1,7 +1,8 @@
 """Evaluations in Chromium against the embedded default as `make run` serves it (a server
 process on a SQLite file, cells run on a thread of the web process with the echo provider):
 build a test set in the table editor, import a CSV, start an evaluation, watch its progress bar,
-filter failures, diff two columns — axe-clean at 375 and 1280 px, no sideways scroll on a phone."""
+filter failures, diff two columns, the pass rates in the prompt's version tree — axe-clean at
+375 and 1280 px, no sideways scroll on a phone."""
 
 from __future__ import annotations
 
@@ -137,6 +138,7 @@ def test_build_a_test_set_import_evaluate_and_read_the_matrix(
     page.wait_for_selector("text=1 of 3 rows")
     assert page.locator(".matrix-row").count() == 1
     assert "a CDN for images" in page.locator(".matrix-row").inner_text()
+    problems += _check_page(page, "evaluation-failures", axe_source, artifacts_dir)
 
     # A word diff of the two columns' outputs, row by row.
     page.get_by_role("link", name="All rows").click()
@@ -147,5 +149,27 @@ def test_build_a_test_set_import_evaluate_and_read_the_matrix(
     assert page.locator(".matrix-row .compare-diff-body del").count() >= 1
     assert page.locator(".matrix-row .compare-diff-body ins").count() >= 1
     problems += _check_page(page, "evaluation-diff", axe_source, artifacts_dir)
+
+    # The prompt's page: each version's pass rate beside it in the tree, linking back here.
+    page.goto(f"/playground/p/{prompt}/")
+    badges = page.locator("#version-tree .tree-badge")
+    assert badges.count() == 2
+    assert badges.first.inner_text() == "66% pass"  # 2 of the 3 rows, in each column
+    assert badges.first.get_attribute("href") == f"/evals/{evaluation['id']}/"
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 860})
+        toggle = page.locator(".tree-toggle")
+        if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+            toggle.click()  # the tree is a section you open on a phone
+        page.wait_for_timeout(100)
+        assert badges.first.is_visible(), f"the badge is hidden at {width} px"
+        box, row = badges.first.bounding_box(), page.locator(".tree-row").first.bounding_box()
+        assert box and row and box["x"] + box["width"] <= row["x"] + row["width"] + 1, (
+            f"the badge runs out of its row at {width} px"
+        )
+        problems += [f"tree @{width}: {v}" for v in axe_violations(page, axe_source)]
+        if _sideways(page) > 0:
+            problems.append(f"tree @{width}: scrolls sideways by {_sideways(page)} px")
+        page.screenshot(path=artifacts_dir / f"tree-badges-{width}.png", full_page=True)
 
     assert problems == [], "\n".join(problems)

@@ -176,16 +176,16 @@ def test_pass_rates_for_the_tree_come_from_each_versions_latest_finished_evaluat
     rows = [{"variables": {"design": "a cache"}}, {"variables": {"design": "a queue"}}]
     with django_capture_on_commit_callbacks(execute=True):
         _evaluation(owner, prompt, [v1, v2], [{"type": "contains", "value": "cache"}], rows=rows)
-    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
-        v1.pk: 0.5,
-        v2.pk: 0.5,
+    rates = version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk])
+    assert {v: (r.rate, r.passed, r.graded) for v, r in rates.items()} == {
+        v1.pk: (0.5, 1, 2),
+        v2.pk: (0.5, 1, 2),
     }
     with django_capture_on_commit_callbacks(execute=True):
         _evaluation(owner, prompt, [v2], [{"type": "contains", "value": "Echo"}], rows=rows)
-    assert version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk]) == {
-        v1.pk: 0.5,
-        v2.pk: 1.0,
-    }
+    rates = version_pass_rates(prompt_id=prompt.pk, version_ids=[v1.pk, v2.pk])
+    assert {v: r.rate for v, r in rates.items()} == {v1.pk: 0.5, v2.pk: 1.0}
+    assert rates[v1.pk].evaluation_id != rates[v2.pk].evaluation_id
 
 
 def test_too_many_running_evaluations_is_a_429(owner, settings):
@@ -212,3 +212,32 @@ def test_a_fair_run_queue_turn_never_takes_a_cells_run(owner, inline_runs):
     assert Run.objects.get(pk=run_id).status == "queued"
     assert run_claim_next() is None
     assert Run.objects.get(pk=run_id).status == "queued"
+
+
+def test_a_stalled_evaluation_is_handed_to_workers_again(owner, inline_runs, settings):
+    """Cells whose messages a killed worker held (queued, or claimed with their run still
+    queued) are handed over again once the evaluation has made no progress for
+    EVAL_STALL_SECONDS; a fresh one is left alone."""
+    settings.EVAL_EAGER_MODE = "inline"
+    settings.EVAL_STALL_SECONDS = 60
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    rows = [{"variables": {"design": f"design {i}"}} for i in range(3)]
+    # Never dispatched: the test's transaction does not commit.
+    stalled = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "Echo"}], rows)
+    fresh = _evaluation(owner, prompt, [version], [{"type": "json-valid"}], rows)
+    first = EvalCell.objects.filter(evaluation=stalled).order_by("pk").first()
+    from evals.services import _cell_run
+
+    EvalCell.objects.filter(pk=first.pk).update(status="running")
+    _cell_run(EvalCell.objects.select_related("evaluation", "target", "row").get(pk=first.pk))
+    old = timezone.now() - timedelta(seconds=61)
+    Evaluation.objects.filter(pk=stalled.pk).update(dispatched_at=old)
+    assert eval_services.evaluations_redispatch_stalled() == [stalled.pk]
+    stalled.refresh_from_db()
+    assert (stalled.status, stalled.cells_done) == ("done", 3)
+    assert set(EvalCell.objects.filter(evaluation=stalled).values_list("status", flat=True)) == {
+        "graded"
+    }
+    assert Run.objects.filter(eval_cell__evaluation=stalled).count() == 3
+    assert Evaluation.objects.get(pk=fresh.pk).cells_done == 0
+    assert eval_services.evaluations_redispatch_stalled() == []

@@ -193,3 +193,76 @@ def test_pages_are_404_to_strangers_and_read_only_to_viewers(client, owner, echo
     assert refused.status_code == 403
     assert client.post(f"/evals/{evaluation.pk}/cancel").status_code == 403
     assert EvalCell.objects.filter(evaluation=evaluation).count() == 1
+
+
+def _evaluate(client, prompt, testset: int, versions: list[int]) -> Evaluation:
+    from evals.dispatch import evaluation_dispatch
+
+    response = client.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {"action": "evaluate", "testset": testset, "versions": versions, "g_expected": "contains"},
+    )
+    assert response.status_code == 302, response.content
+    evaluation = Evaluation.objects.latest("pk")
+    evaluation_dispatch(evaluation_id=evaluation.pk)  # on-commit does not fire in the test
+    return evaluation
+
+
+def test_the_version_tree_shows_each_versions_last_pass_rate(client, owner, echo, inline):
+    """Beside each version in the tree: the pass rate of the newest finished evaluation that
+    ran it, linking to it; for viewers too; never on a shared link's page."""
+    from playground.services import share_link_create
+
+    prompt, v1, v2 = echo
+    client.force_login(owner)
+    testset = _new_testset(
+        client, prompt, b"design,expected\na cache,cache\na CDN,nothing\na queue,queue\n"
+    )
+    first = _evaluate(client, prompt, testset, [v1.pk, v2.pk])
+    page = client.get(f"/playground/p/{prompt.pk}/").content.decode()
+    assert page.count(f'href="/evals/{first.pk}/"') >= 2
+    assert page.count(">66% pass</a>") == 2  # 2 of 3 rows each
+    assert "2 of 3 graded cells passed" in page
+
+    later = _evaluate(client, prompt, testset, [v2.pk])
+    tree = client.get(f"/playground/p/{prompt.pk}/tree/?v={v2.pk}").content.decode()
+    rows = {n: tree.split(f'data-number="{n}"')[1].split("</li>")[0] for n in (1, 2)}
+    assert f'href="/evals/{later.pk}/"' in rows[2]
+    assert f'href="/evals/{first.pk}/"' in rows[1]
+
+    viewer = make_user("viewer")
+    grant_set(actor=owner, prompt=prompt, username=viewer.username, role="viewer")
+    client.force_login(viewer)
+    assert "% pass</a>" in client.get(f"/playground/p/{prompt.pk}/").content.decode()
+
+    _, token = share_link_create(actor=owner, prompt=prompt, access="public", version=v2)
+    client.logout()
+    shared = client.get(f"/s/{token}")
+    assert shared.status_code == 200
+    assert "% pass" not in shared.content.decode()
+    assert "/evals/" not in shared.content.decode()
+
+
+def test_the_tree_reads_pass_rates_in_a_fixed_number_of_queries(client, owner, echo, inline):
+    """No query per version: the prompt page costs the same with one evaluated version as with
+    eight."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    prompt, v1, v2 = echo
+    client.force_login(owner)
+    testset = _new_testset(client, prompt, b"design,expected\na cache,cache\n")
+    _evaluate(client, prompt, testset, [v1.pk])
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(f"/playground/p/{prompt.pk}/v2/").status_code == 200
+    parent = v2
+    versions = [v1.pk, v2.pk]
+    for n in range(6):
+        parent = save(owner, prompt, parent, system=f"Take {n}.", provider="echo", model="echo-1")
+        parent = parent.version
+        versions.append(parent.pk)
+    _evaluate(client, prompt, testset, versions)
+    with CaptureQueriesContext(connection) as eight:
+        page = client.get(f"/playground/p/{prompt.pk}/v2/").content.decode()
+    assert page.count("% pass</a>") == 8
+    assert len(eight) == len(one), [q["sql"] for q in eight]

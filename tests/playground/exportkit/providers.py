@@ -31,6 +31,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = 0.0  # time.monotonic() when its body had arrived: when the call started
 
 
 def _anthropic_message(request: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(400, {"type": "error", "error": {"message": f"bad JSON: {exc}"}})
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.server.record(RecordedRequest("POST", path, headers, body))
+        self.server.record(RecordedRequest("POST", path, headers, body, time.monotonic()))
         route = _ROUTES.get(path)
         if route is None:
             self._reply(404, {"type": "error", "error": {"message": f"no route {path}"}})

@@ -47,13 +47,14 @@ def _database_url() -> str:
 
 
 @contextmanager
-def run_worker(**env_values: str) -> Iterator[Worker]:
-    """Start a solo-pool worker that consumes a fresh queue; stop (or find killed) at exit."""
+def run_worker(*, queue: str | None = None, **env_values: str) -> Iterator[Worker]:
+    """Start a solo-pool worker that consumes `queue` (default: a fresh one); stop (or find
+    killed) at exit. A worker started on the queue of a killed one takes over its messages."""
     from config.celery import app
 
     needs_broker()
-    queue = f"runs-test-{uuid.uuid4().hex[:10]}"
-    name = f"{queue}@{socket.gethostname()}"
+    queue = queue or f"runs-test-{uuid.uuid4().hex[:10]}"
+    name = f"{queue}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
     env = dict(os.environ)
     env.update(
         DATABASE_URL=_database_url(), DB_CONN_MAX_AGE="0", RUN_TASK_QUEUE=queue, **env_values
