@@ -39,6 +39,7 @@ from playground.runs.selectors import run_timings
 from playground.runs.services import run_cancel, run_create, run_execute, run_variables_resolve
 from playground.selectors import version_content
 
+from .dispatch import DEFERRED, cells_dispatch
 from .exceptions import EvalInvalid
 from .graders import (
     CellOutcome,
@@ -455,9 +456,17 @@ def _user_share_check(actor: User) -> None:
 
 
 def _dispatch(evaluation_id: int) -> None:
-    from .dispatch import evaluation_dispatch
-
     evaluation_dispatch(evaluation_id=evaluation_id)
+
+
+def evaluation_dispatch(*, evaluation_id: int, unfinished: bool = False) -> None:
+    """Hand the evaluation's queued cells (with `unfinished`, its running ones too) to whatever
+    executes them (evals/dispatch.py): Celery tasks, or threads of this process when eager."""
+    cells_dispatch(evaluation_id=evaluation_id, execute=_cell_execute_by_id, unfinished=unfinished)
+
+
+def _cell_execute_by_id(cell_id: int) -> str:
+    return cell_execute(cell_id=cell_id)
 
 
 def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
@@ -490,8 +499,6 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
 
 
 # --- executing one cell -----------------------------------------------------------------------
-
-DEFERRED = "deferred"
 
 
 def _provider_busy(provider: str) -> bool:
@@ -727,8 +734,6 @@ def evaluations_redispatch_stalled() -> list[int]:
         if Evaluation.objects.filter(pk=evaluation_id, dispatched_at=dispatched_at).update(
             dispatched_at=now
         ):
-            from .dispatch import evaluation_dispatch
-
             evaluation_dispatch(evaluation_id=evaluation_id, unfinished=True)
             handed.append(evaluation_id)
     if handed:

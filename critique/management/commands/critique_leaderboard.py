@@ -24,9 +24,9 @@ from critique.services import (
     practice_testset_ensure,
     starter_version_get,
 )
-from evals.dispatch import evaluation_dispatch
 from evals.models import Evaluation
 from evals.selectors import evaluation_results
+from evals.services import evaluation_dispatch
 from playground.models import Role
 
 

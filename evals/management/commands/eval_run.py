@@ -20,11 +20,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.exceptions import DomainError
-from evals.dispatch import evaluation_dispatch
 from evals.exceptions import NotFound
 from evals.models import Evaluation
 from evals.selectors import evaluation_summary, testset_get_for_user
-from evals.services import evaluation_create
+from evals.services import evaluation_create, evaluation_dispatch
 from evals.versions import versions_from_labels
 from playground.models import Prompt, Role
 from playground.selectors import prompt_access_get_for_user
