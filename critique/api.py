@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from common.auth import request_actor
 from common.fields import StringOrIntegerField
+from playground.content import MODEL_MAX_CHARS, PROVIDERS
 from reviews.api.fields import choice_field
 from reviews.api.serializers import (
     PositionSerializer,
@@ -108,8 +109,15 @@ class ReviewDraftCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-        provider = serializers.CharField(required=False, allow_blank=True, max_length=32)
-        model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+        provider = serializers.ChoiceField(
+            choices=PROVIDERS, required=False, allow_blank=True, help_text="Default: the version's."
+        )
+        model = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=MODEL_MAX_CHARS,
+            help_text="Default: the version's own model on its provider, else the provider's.",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: _DraftCreated})
     def post(self, request: Request, review_id: int) -> Response:

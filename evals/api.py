@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from common.api import NoUrlFormatNegotiation
 from common.auth import request_actor
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
-from playground.models import Role
+from playground.models import LABEL_NAME_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import EvalInvalid, NotFound
@@ -46,6 +46,7 @@ from .services import (
 from .versions import versions_from_labels
 
 RESULTS_PAGE_MAX = 500
+LABELS_MAX = 10  # label names one evaluation may name
 
 
 class RowSerializer(serializers.Serializer):
@@ -343,9 +344,9 @@ class EvaluationListCreateApi(APIView):
         )
         versions = serializers.JSONField(required=False, help_text="Version ids of this prompt.")
         labels = serializers.ListField(
-            child=serializers.CharField(max_length=40),
+            child=serializers.CharField(max_length=LABEL_NAME_MAX_CHARS),
             required=False,
-            max_length=10,
+            max_length=LABELS_MAX,
             help_text="Label names, resolved to the versions they point at now (with or"
             " instead of `versions`).",
         )

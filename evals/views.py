@@ -21,13 +21,15 @@ from common.auth import request_actor
 from common.exceptions import DomainError, Forbidden
 from playground.content import PROVIDERS
 from playground.models import Role
-from playground.runs.selectors import run_get_for_user
+from playground.runs.selectors import RunAccess, run_get_for_user
 from playground.selectors import prompt_access_get_for_user, version_content
 
 from .exceptions import NotFound
 from .graders import GRADER_TYPES
+from .models import TestSetRevision
 from .pages import FILTERS, PromptEvalsPage, evaluation_page_build, testset_page_build
 from .selectors import (
+    CellResult,
     evaluation_get_for_user,
     evaluation_list_for_prompt,
     evaluation_results,
@@ -257,6 +259,33 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
     return redirect(here)
 
 
+def _row_save(request: HttpRequest, run_access: RunAccess, row: RowInput) -> TestSetRevision:
+    """The run's row in a new test set, or appended to one of the run's prompt (a new
+    revision: its rows, then this one)."""
+    run = run_access.run
+    prompt = run.version.prompt
+    if request.POST.get("testset") == "new":
+        return testset_create(
+            actor=request_actor(request),
+            prompt=prompt,
+            role=run_access.role,
+            name=request.POST.get("name") or f"Cases from {prompt.title}"[:200],
+            rows=[row],
+        )
+    access = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
+    if access.testset.prompt_id != prompt.pk:
+        raise NotFound
+    rows = testset_rows(revision=access.revision)
+    kept = [RowInput(r.variables, r.expected, r.note) for r in rows]
+    return testset_revise(
+        actor=request_actor(request),
+        testset=access.testset,
+        role=access.role,
+        rows=kept + [row],
+        message=f"Added run #{run.pk}",
+    )
+
+
 @login_required
 def run_to_testcase_view(request: HttpRequest, run_id: int) -> HttpResponse:
     """ "Save as test case": the run's variables become a row, its output the row's expected
@@ -280,29 +309,7 @@ def run_to_testcase_view(request: HttpRequest, run_id: int) -> HttpResponse:
         variables=dict(run.variables or {}), expected=run.output, note=f"from run #{run.pk}"
     )
     try:
-        if request.POST.get("testset") == "new":
-            revision = testset_create(
-                actor=request_actor(request),
-                prompt=prompt,
-                role=run_access.role,
-                name=request.POST.get("name") or f"Cases from {prompt.title}"[:200],
-                rows=[row],
-            )
-        else:
-            access = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
-            if access.testset.prompt_id != prompt.pk:
-                raise NotFound
-            kept = [
-                RowInput(r.variables, r.expected, r.note)
-                for r in testset_rows(revision=access.revision)
-            ]
-            revision = testset_revise(
-                actor=request_actor(request),
-                testset=access.testset,
-                role=access.role,
-                rows=kept + [row],
-                message=f"Added run #{run.pk}",
-            )
+        revision = _row_save(request, run_access, row)
     except NotFound:
         raise Http404 from None
     except Forbidden as error:
@@ -361,6 +368,42 @@ def evaluation_cancel_view(request: HttpRequest, evaluation_id: int) -> HttpResp
     return redirect("evals:evaluation", evaluation_id=evaluation_id)
 
 
+CSV_COLUMNS = (
+    "row",
+    "version",
+    "provider",
+    "model",
+    "repeat",
+    "status",
+    "passed",
+    "score",
+    "latency_ms",
+    "output_tokens",
+    "output",
+    "grades",
+)
+
+
+def _csv_row(r: CellResult) -> list[Any]:
+    grades = "; ".join(
+        f"{g['type']}: {'pass' if g['passed'] else 'fail'} ({g['reason']})" for g in r.grades
+    )
+    return [
+        r.row_position,
+        r.version_id,
+        r.provider,
+        r.model,
+        r.repeat_index,
+        r.status,
+        "" if r.passed is None else r.passed,
+        "" if r.score is None else r.score,
+        r.latency_ms or "",
+        r.output_tokens or "",
+        r.output,
+        grades,
+    ]
+
+
 @login_required
 def evaluation_export_view(request: HttpRequest, evaluation_id: int, fmt: str) -> HttpResponse:
     """Every cell with its output and grades, as CSV or JSON (bounded by EVAL_CELLS_MAX)."""
@@ -370,49 +413,15 @@ def evaluation_export_view(request: HttpRequest, evaluation_id: int, fmt: str) -
     results, _ = evaluation_results(
         evaluation=access.evaluation, offset=0, limit=access.evaluation.cells_total
     )
-    name = f"evaluation-{evaluation_id}.{fmt}"
     if fmt == "json":
         body = json.dumps([r.as_json() for r in results], ensure_ascii=False, indent=1)
         response = HttpResponse(body, content_type="application/json")
     else:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(
-            [
-                "row",
-                "version",
-                "provider",
-                "model",
-                "repeat",
-                "status",
-                "passed",
-                "score",
-                "latency_ms",
-                "output_tokens",
-                "output",
-                "grades",
-            ]
-        )
-        for r in results:
-            writer.writerow(
-                [
-                    r.row_position,
-                    r.version_id,
-                    r.provider,
-                    r.model,
-                    r.repeat_index,
-                    r.status,
-                    "" if r.passed is None else r.passed,
-                    "" if r.score is None else r.score,
-                    r.latency_ms or "",
-                    r.output_tokens or "",
-                    r.output,
-                    "; ".join(
-                        f"{g['type']}: {'pass' if g['passed'] else 'fail'} ({g['reason']})"
-                        for g in r.grades
-                    ),
-                ]
-            )
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(_csv_row(r) for r in results)
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    name = f"evaluation-{evaluation_id}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -16,7 +16,7 @@ from common.auth import request_actor
 from common.exceptions import Forbidden
 
 from .exceptions import NotFound, ReviewsError
-from .models import Annotation, Review
+from .models import Annotation, DesignDoc, DocRevision, Review
 from .revision_diff import revision_diff_compute
 from .selectors import (
     annotation_get_for_user,
@@ -89,6 +89,23 @@ def _thread_response(
     )
 
 
+def _thread_answer(
+    request: HtmxHttpRequest,
+    annotation: Annotation,
+    default: str,
+    *,
+    error: str = "",
+    draft: str = "",
+) -> HttpResponse:
+    """After a write to a thread: for htmx the thread partial (a refusal shown in it, the typed
+    text kept); else back to the page the form was on, a refusal as a message."""
+    if request.htmx:
+        return _thread_response(request, annotation, error=error, draft=draft)
+    if error:
+        messages.error(request, error)
+    return redirect(_back(request, default))
+
+
 @login_required
 @require_POST
 def reply_create_view(request: HtmxHttpRequest, annotation_id: int) -> HttpResponse:
@@ -98,13 +115,8 @@ def reply_create_view(request: HtmxHttpRequest, annotation_id: int) -> HttpRespo
     try:
         reply_create(actor=request_actor(request), annotation=annotation, body=body)
     except ReviewsError as error:
-        if request.htmx:
-            return _thread_response(request, annotation, error=error.message, draft=body)
-        messages.error(request, error.message)
-        return redirect(_back(request, default))
-    if request.htmx:
-        return _thread_response(request, annotation)
-    return redirect(_back(request, default))
+        return _thread_answer(request, annotation, default, error=error.message, draft=body)
+    return _thread_answer(request, annotation, default)
 
 
 @login_required
@@ -118,13 +130,8 @@ def reply_edit_view(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
     except Forbidden as error:
         raise PermissionDenied(error.message) from None
     except ReviewsError as error:
-        if request.htmx:
-            return _thread_response(request, annotation, error=error.message)
-        messages.error(request, error.message)
-        return redirect(_back(request, default))
-    if request.htmx:
-        return _thread_response(request, annotation)
-    return redirect(_back(request, default))
+        return _thread_answer(request, annotation, default, error=error.message)
+    return _thread_answer(request, annotation, default)
 
 
 @login_required
@@ -150,15 +157,11 @@ def annotation_edit_view(request: HtmxHttpRequest, annotation_id: int) -> HttpRe
 # --- the revision diff -------------------------------------------------------------------------
 
 
-@login_required
-def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
-    """`?a=` (older side) and `?b=` (newer side): revision ids of the document; by default
-    the latest revision against the one before it."""
-    doc = _or_404(doc_get_for_user, user=request.user, doc_id=doc_id)
-    revisions = list(revision_list(doc=doc))
-    if len(revisions) < 2:
-        messages.info(request, "This document has one revision: nothing to compare yet.")
-        return redirect("reviews:doc", doc_id=doc.pk)
+def _sides(
+    request: HttpRequest, doc: DesignDoc, revisions: list[DocRevision]
+) -> tuple[DocRevision, DocRevision]:
+    """The revisions `?a=` (older side) and `?b=` (newer side) name, by default the latest and
+    the one before it."""
     new = (
         _or_404(revision_in_doc, doc=doc, revision_id=request.GET["b"])
         if request.GET.get("b")
@@ -170,6 +173,19 @@ def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
         if request.GET.get("a")
         else default_old
     )
+    return old, new
+
+
+@login_required
+def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
+    """`?a=` (older side) and `?b=` (newer side): revision ids of the document; by default
+    the latest revision against the one before it."""
+    doc = _or_404(doc_get_for_user, user=request.user, doc_id=doc_id)
+    revisions = list(revision_list(doc=doc))
+    if len(revisions) < 2:
+        messages.info(request, "This document has one revision: nothing to compare yet.")
+        return redirect("reviews:doc", doc_id=doc.pk)
+    old, new = _sides(request, doc, revisions)
     anchors = revision_diff_anchors(user=request.user, old=old, new=new)
     diff = revision_diff_compute(
         old_text=revision_text(revision=old),
