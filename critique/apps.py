@@ -17,6 +17,11 @@ class CritiqueConfig(AppConfig):
         from .recorded import recorded_reply
 
         fixture_replies_register(name="critique", resolver=recorded_reply)
-        grader_register(type="answer-key", grade_fn=answer_key_grade, parse_fn=answer_key_parse)
+        grader_register(
+            type="answer-key",
+            grade_fn=answer_key_grade,
+            parse_fn=answer_key_parse,
+            label="Answer key: score the critique against the practice document's key",
+        )
         panel_register(slot="review", name="critique", provider=draft_panel)
         panel_register(slot="practice", name="critique", provider=leaderboard_panel)

@@ -222,3 +222,4 @@ class PromptEvalsPage:
     can_edit: bool
     providers: tuple[str, ...]
     grader_types: tuple[str, ...]
+    graders_registered: tuple[tuple[str, str], ...]  # (type, what the form says of it)

@@ -42,6 +42,7 @@ from playground.selectors import version_content
 from .dispatch import DEFERRED, cells_dispatch
 from .exceptions import EvalInvalid
 from .graders import (
+    GRADER_TYPES,
     CellOutcome,
     Grade,
     GraderSpec,
@@ -637,6 +638,7 @@ def cell_grade(*, cell_id: int) -> str:
 # type → spec parser (so the API and pages accept the type like a built-in one).
 _extra_graders: dict[str, Callable[[GraderSpec, CellOutcome], Grade]] = {}
 _extra_parsers: dict[str, Callable[..., GraderSpec]] = {}
+_extra_labels: dict[str, str] = {}
 
 
 def grader_register(
@@ -644,10 +646,25 @@ def grader_register(
     type: str,  # noqa: A002
     grade_fn: Callable[[GraderSpec, CellOutcome], Grade],
     parse_fn: Callable[..., GraderSpec] | None = None,
+    label: str = "",
 ) -> None:
+    """Add a grader type (`label`: what the evaluation form says of it; it takes no options
+    there)."""
     _extra_graders[type] = grade_fn
     if parse_fn is not None:
         _extra_parsers[type] = parse_fn
+    _extra_labels[type] = label or type
+
+
+def grader_types() -> tuple[str, ...]:
+    """Every grader type an evaluation may name: the built-in ones, then those other apps
+    registered."""
+    return (*GRADER_TYPES, *(t for t in _extra_graders if t not in GRADER_TYPES))
+
+
+def graders_registered() -> tuple[tuple[str, str], ...]:
+    """The grader types other apps registered, with what the form says of each."""
+    return tuple(_extra_labels.items())
 
 
 def cell_grades(*, cell: EvalCell, outcome: CellOutcome) -> list[Grade]:

@@ -25,7 +25,6 @@ from playground.runs.selectors import RunAccess, run_get_for_user
 from playground.selectors import prompt_access_get_for_user, version_content
 
 from .exceptions import NotFound
-from .graders import GRADER_TYPES
 from .models import TestSetRevision
 from .pages import FILTERS, PromptEvalsPage, evaluation_page_build, testset_page_build
 from .selectors import (
@@ -41,6 +40,8 @@ from .services import (
     RowInput,
     evaluation_cancel,
     evaluation_create,
+    grader_types,
+    graders_registered,
     testset_create,
     testset_import_file,
     testset_revise,
@@ -76,7 +77,11 @@ def _evaluation(request: HttpRequest, evaluation_id: int) -> Any:
 
 def _graders_from_form(post: Any) -> list[dict[str, Any]]:
     """The grader builder's fields → grader specs (blank fields add nothing)."""
-    graders: list[dict[str, Any]] = []
+    graders: list[dict[str, Any]] = [
+        {"type": kind}
+        for kind in post.getlist("g_registered")
+        if kind in dict(graders_registered())
+    ]
     if post.get("g_expected"):
         graders.append({"type": post["g_expected"]})  # equals / contains on the row's expected
     for kind in ("contains", "not-contains"):
@@ -134,7 +139,8 @@ def prompt_evals_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
         chosen_version=int(chosen) if chosen and chosen.isdigit() else None,
         can_edit=access.role in (Role.OWNER, Role.EDITOR),
         providers=tuple(PROVIDERS),
-        grader_types=GRADER_TYPES,
+        grader_types=grader_types(),
+        graders_registered=graders_registered(),
     )
     return render(request, "evals/prompt_evals.html", {"section": "playground", "page": page})
 

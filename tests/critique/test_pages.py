@@ -74,3 +74,13 @@ def test_practice_page_copy_and_score(
     html = client.get("/reviews/practice/").content.decode()
     assert "My critique prompt v1" in html and "People's mock reviews" in html
     assert not Suggestion.objects.exists()
+
+
+def test_the_evaluation_form_offers_the_answer_key_grader(practice, fixture_runs):
+    user = make_user("fay")
+    client = _client(user)
+    assert client.post("/critique/copy/").status_code == 302
+    prompt = CritiquePrompt.objects.get(starter=False).prompt
+    html = client.get(f"/evals/prompt/{prompt.pk}/").content.decode()
+    assert 'name="g_registered" value="answer-key"' in html
+    assert "score the critique against the practice document" in html
