@@ -83,7 +83,7 @@ from evals.models import Evaluation, TestSetRevision
 from evals.services import evaluation_create
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.services import run_create
-from playground.tasks import run_execute
+from playground.runs.tasks import run_execute
 
 user = get_user_model().objects.get(username="bench")
 versions = list(PromptVersion.objects.filter(pk__in=FIXTURE["versions"]).order_by("number"))

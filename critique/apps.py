@@ -9,7 +9,7 @@ class CritiqueConfig(AppConfig):
 
     def ready(self) -> None:
         from evals.services import grader_register
-        from playground.providers.fixture import fixture_replies_register
+        from playground.runs.providers.fixture import fixture_replies_register
         from reviews.panels import panel_register
 
         from .grader import answer_key_grade, answer_key_parse

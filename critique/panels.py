@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from playground.content import PROVIDERS
-from playground.providers import ProviderNotConfigured, provider_get
+from playground.runs.providers import ProviderNotConfigured, provider_get
 from reviews.models import Annotation, Area, Review
 
 from .models import Suggestion

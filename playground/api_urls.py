@@ -1,6 +1,7 @@
 from django.urls import include, path
 
-from .api import export, fetch, prompts, runs, sharing, texts, uploads
+from .api import export, fetch, prompts, sharing, texts, uploads
+from .runs import api as runs
 
 urlpatterns = [
     path("uploads/", uploads.UploadCreateApi.as_view(), name="api-uploads"),

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import run_views, views
+from . import views
+from .runs import views as run_views
 
 app_name = "playground"
 urlpatterns = [

@@ -18,7 +18,7 @@ from django.db import close_old_connections, connections
 
 logger = logging.getLogger(__name__)
 
-# The task by its name (playground/tasks.py registers it): the task module imports the run
+# The task by its name (playground/runs/tasks.py registers it): the task module imports the run
 # services, which call this module, so importing it here would close a circle.
 RUN_EXECUTE = "playground.run_execute"
 

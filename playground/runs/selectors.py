@@ -13,8 +13,8 @@ from common.selectors import object_id_parse
 from ..exceptions import NotFound
 from ..export import Api, export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
-from ..providers import provider_get
 from ..selectors import User, prompt_access_get_for_user, version_content
+from .providers import provider_get
 
 
 def run_variables_visible(*, run: Run, user_id: Any, role: str) -> bool:

@@ -41,11 +41,11 @@ from ..models import (
     Role,
     Run,
 )
-from ..providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
 from .dispatch import run_enqueue
 from .notify import run_notify_output, run_notify_status
+from .providers import Finished, ProviderError, TextDelta, ToolCall, provider_get
 from .selectors import run_request
 
 logger = logging.getLogger(__name__)

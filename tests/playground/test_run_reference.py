@@ -1,6 +1,6 @@
 """Runs keep a reference to their version, never a copy of the prompt; their request is rebuilt
 at `GET /api/v1/runs/{id}/request/`; a viewer sees neither another account's variables nor the
-operator's base URL (playground.runs.selectors.run_request, playground.api.runs)."""
+operator's base URL (playground.runs.selectors.run_request, playground.runs.api)."""
 
 from __future__ import annotations
 

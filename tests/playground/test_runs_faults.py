@@ -18,7 +18,7 @@ from django.utils import timezone
 from config.celery import app
 from playground.models import Run
 from playground.runs.services import run_execute, runs_reap_stale
-from playground.tasks import runs_reap_stale as runs_reap_stale_task
+from playground.runs.tasks import runs_reap_stale as runs_reap_stale_task
 from tests.factories import api_client_for, make_user
 from tests.playground.exportkit.providers import STREAM_TEXT, Behaviour
 from tests.playground.factories import make_prompt

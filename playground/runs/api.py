@@ -23,20 +23,20 @@ from rest_framework.views import APIView
 from common.api import JsonErrorsMixin
 from common.auth import request_actor
 
+from ..api.prompts import PromptVersionListCreateApi, _saved
 from ..content import MODEL_MAX_CHARS, PROVIDERS
 from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
-from ..runs.limits import run_start
-from ..runs.selectors import (
+from ..selectors import version_access_get_for_user
+from .limits import run_start
+from .selectors import (
     run_get_for_user,
     run_list_for_version,
     run_request,
     run_timings,
     run_variables_visible,
 )
-from ..runs.services import MAX_CONTINUE_CHARS, run_cancel, run_continue
-from ..runs.stream import run_events, run_events_async, run_stream_open, stream_offset_parse
-from ..selectors import version_access_get_for_user
-from .prompts import PromptVersionListCreateApi, _saved
+from .services import MAX_CONTINUE_CHARS, run_cancel, run_continue
+from .stream import run_events, run_events_async, run_stream_open, stream_offset_parse
 
 
 class UsageSerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from ..export import export_sdk_arguments
+from ...export import export_sdk_arguments
 from .base import Event, Finished, ProviderError, ProviderNotConfigured, TextDelta, ToolCall
 from .sdk import sdk_errors
 

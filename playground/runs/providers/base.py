@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..exceptions import PlaygroundError
+from ...exceptions import PlaygroundError
 
 
 @dataclass(frozen=True)

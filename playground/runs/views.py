@@ -19,21 +19,21 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.exceptions import Conflict, Forbidden
 
-from .content import PROVIDERS
-from .diffing import words_diff
-from .exceptions import NotFound, PlaygroundError
-from .models import Prompt, PromptVersion, Role, Run
-from .pages import version_url
-from .runs.limits import run_start
-from .runs.selectors import (
+from ..content import PROVIDERS
+from ..diffing import words_diff
+from ..exceptions import NotFound, PlaygroundError
+from ..models import Prompt, PromptVersion, Role, Run
+from ..pages import version_url
+from ..selectors import prompt_get_for_user, version_get_for_user, version_tree
+from .limits import run_start
+from .selectors import (
     RunAccess,
     RunTimings,
     run_get_for_user,
     run_list_for_version,
     run_timings,
 )
-from .runs.services import run_cancel, run_continue
-from .selectors import prompt_get_for_user, version_get_for_user, version_tree
+from .services import run_cancel, run_continue
 
 HISTORY_LIMIT = 20
 
