@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from accounts import views as account_views
 from config import views as config_views
-from playground import views as playground_views
+from playground.views import public as playground_public
 
 api_v1 = [
     path("auth/", include("accounts.api_urls")),
@@ -26,10 +26,10 @@ urlpatterns = [
     path("reviews/", include("reviews.urls")),
     path("evals/", include("evals.urls")),
     path("critique/", include("critique.urls")),
-    path("s/resume", playground_views.shared_resume_view, name="shared-resume"),
-    path("s/<str:token>", playground_views.shared_view, name="shared-page"),
-    path("s/<str:token>/login", playground_views.shared_login_view, name="shared-login"),
-    path("s/<str:token>/copy", playground_views.shared_copy_view, name="shared-copy"),
+    path("s/resume", playground_public.shared_resume_view, name="shared-resume"),
+    path("s/<str:token>", playground_public.shared_view, name="shared-page"),
+    path("s/<str:token>/login", playground_public.shared_login_view, name="shared-login"),
+    path("s/<str:token>/copy", playground_public.shared_copy_view, name="shared-copy"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico whatever the page says; point them at the static icon.
     path("favicon.ico", config_views.favicon),

@@ -1,48 +1,48 @@
 from django.urls import path
 
-from . import views
 from .runs import views as run_views
+from .views import labels, prompts, sharing, versions
 
 app_name = "playground"
 urlpatterns = [
-    path("", views.prompt_list_view, name="list"),
-    path("new/", views.prompt_new_view, name="new"),
-    path("p/<int:prompt_id>/", views.prompt_detail_view, name="prompt"),
+    path("", prompts.prompt_list_view, name="list"),
+    path("new/", prompts.prompt_new_view, name="new"),
+    path("p/<int:prompt_id>/", prompts.prompt_detail_view, name="prompt"),
     # Addresses name a version by its number (v7 is "v7" on screen); `?v=<id>` still works.
-    path("p/<int:prompt_id>/v<int:number>/", views.prompt_detail_view, name="version"),
-    path("p/<int:prompt_id>/tree/", views.prompt_tree_view, name="tree"),
-    path("p/<int:prompt_id>/save/", views.prompt_save_view, name="save"),
-    path("p/<int:prompt_id>/update/", views.prompt_update_view, name="update"),
-    path("p/<int:prompt_id>/diff/", views.version_diff_view, name="diff"),
-    path("p/<int:prompt_id>/diff/rows/", views.version_diff_rows_view, name="diff-rows"),
+    path("p/<int:prompt_id>/v<int:number>/", prompts.prompt_detail_view, name="version"),
+    path("p/<int:prompt_id>/tree/", prompts.prompt_tree_view, name="tree"),
+    path("p/<int:prompt_id>/save/", versions.prompt_save_view, name="save"),
+    path("p/<int:prompt_id>/update/", prompts.prompt_update_view, name="update"),
+    path("p/<int:prompt_id>/diff/", versions.version_diff_view, name="diff"),
+    path("p/<int:prompt_id>/diff/rows/", versions.version_diff_rows_view, name="diff-rows"),
     path(
         "p/<int:prompt_id>/revert/<int:version_id>/",
-        views.version_revert_view,
+        versions.version_revert_view,
         name="revert",
     ),
 ]
 
 urlpatterns += [
-    path("p/<int:prompt_id>/labels/", views.label_move_view, name="label-move"),
+    path("p/<int:prompt_id>/labels/", labels.label_move_view, name="label-move"),
     path(
         "p/<int:prompt_id>/labels/<slug:name>/protect/",
-        views.label_protect_view,
+        labels.label_protect_view,
         name="label-protect",
     ),
 ]
 
 urlpatterns += [
-    path("p/<int:prompt_id>/share/", views.share_panel_view, name="share"),
-    path("p/<int:prompt_id>/share/links/", views.share_link_create_view, name="link-create"),
+    path("p/<int:prompt_id>/share/", sharing.share_panel_view, name="share"),
+    path("p/<int:prompt_id>/share/links/", sharing.share_link_create_view, name="link-create"),
     path(
         "p/<int:prompt_id>/share/links/<int:link_id>/revoke/",
-        views.share_link_revoke_view,
+        sharing.share_link_revoke_view,
         name="link-revoke",
     ),
-    path("p/<int:prompt_id>/share/grants/", views.grant_create_view, name="grant-create"),
+    path("p/<int:prompt_id>/share/grants/", sharing.grant_create_view, name="grant-create"),
     path(
         "p/<int:prompt_id>/share/grants/<str:username>/revoke/",
-        views.grant_revoke_view,
+        sharing.grant_revoke_view,
         name="grant-revoke",
     ),
 ]
