@@ -7,6 +7,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# `make test` runs pytest-xdist workers, one a core by default: PYTEST_WORKERS=0 runs in one
+# process, and PYTEST_ARGS adds options (`-k questions`; its own `-n 2` wins too).
+PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
 
 .PHONY: run serve test install lock migrate lint bench clean
@@ -51,7 +54,7 @@ serve: migrate
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py config.asgi --bind $(HOST):$(PORT)
 
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # ruff (lint rules and formatting) and mypy with the Django and DRF plugins, over the whole tree.
 lint: install
