@@ -39,6 +39,7 @@ from urllib.parse import quote
 from django.conf import settings
 
 from common.exceptions import DomainError
+from common.textdiff import common_prefix, common_suffix
 
 from . import objects
 from .chunks import CHUNK_LEVEL, ENTRY
@@ -170,34 +171,6 @@ def _astral(text: str) -> int:
     return 0 if text.isascii() else len(text.encode("utf-16-le")) // 2 - len(text)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    low, high = 0, n
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[len(a) - n :] == b[len(b) - n :]:
-        return n
-    low, high = 0, n
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
 def _base_step(base: Blob) -> int:
     return int(base.chunk_chars or settings.TEXTSTORE_CHUNK_CHARS)
 
@@ -249,7 +222,7 @@ class _Match:
 
 def _match(target: Iterator[str], source: Iterator[str], *, backward: bool) -> _Match:
     """How far two streams of pieces agree, from their start (or their end if `backward`)."""
-    common = _common_suffix if backward else _common_prefix
+    common = common_suffix if backward else common_prefix
     chars = size = astral = 0
     a = b = ""
     while True:
