@@ -11,6 +11,7 @@ import ast
 import re
 import sys
 import tomllib
+from collections.abc import Mapping
 from functools import cache
 from importlib.metadata import packages_distributions
 from pathlib import Path
@@ -86,7 +87,7 @@ def _third_party_imports(files: list[Path]) -> dict[str, str]:
 
 
 @cache
-def _distributions() -> dict[str, list[str]]:
+def _distributions() -> Mapping[str, list[str]]:
     return packages_distributions()
 
 
