@@ -89,6 +89,17 @@ def sqlite_copy(source: Path, target: Path) -> None:
         src.backup(dst)
 
 
+def migrate(env: dict[str, str]) -> None:
+    """`manage.py migrate` in a subprocess, on the database `env` names."""
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=600,
+    )
+
+
 @pytest.fixture(scope="session")
 def migrated_sqlite(tmp_path_factory, worker_id) -> Path:
     """A SQLite database with every migration applied (the question bank included), built once
@@ -114,13 +125,7 @@ def migrated_sqlite(tmp_path_factory, worker_id) -> Path:
                 REDLINE_DATA_DIR=str(build),
                 DATABASE_URL=f"sqlite:///{build / 'redline.sqlite3'}",
             )
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                timeout=600,
-            )
+            migrate(env)
             sqlite_copy(build / "redline.sqlite3", template)
     return template
 

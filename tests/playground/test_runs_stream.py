@@ -23,7 +23,7 @@ import pytest
 from django.conf import settings
 from django.test.utils import CaptureQueriesContext
 
-from tests.conftest import EXPECT_SERVICES, free_port, sqlite_copy, wait_for_port
+from tests.conftest import EXPECT_SERVICES, free_port, migrate, sqlite_copy, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 3
@@ -181,13 +181,7 @@ def server(tmp_path_factory, request) -> Iterator[Server]:
         if databases is None:
             sqlite_copy(request.getfixturevalue("migrated_sqlite"), data / "redline.sqlite3")
         else:
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                timeout=600,
-            )
+            migrate(env)
         seed = f"EMOJI_OUTPUT = {EMOJI_OUTPUT!r}\n" + textwrap.dedent(SEED)
         out = subprocess.run(
             [sys.executable, "-c", seed],
