@@ -1,25 +1,41 @@
 # Redline: `make run` serves the app on the embedded defaults (runserver); `make serve` runs the
-# production server; `make test` runs the suite;
-# `make lint` runs ruff, mypy and import-linter.
+# production server; `make test` runs the suite; `make lint` runs ruff, mypy and import-linter;
+# `make lock` re-resolves the dependency locks.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# `make test` runs pytest-xdist workers, one a core by default: PYTEST_WORKERS=0 runs in one
+# process, and PYTEST_ARGS adds options (`-k questions`; its own `-n 2` wins too).
+PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: run serve test install migrate lint bench clean
+.PHONY: run serve test install lock migrate lint bench clean
 
-# The Python client (clients/python, package `redline`) is installed too: its tests run in the suite.
-$(STAMP): pyproject.toml clients/python/pyproject.toml
+# Every third-party package comes from the lock, checked against its SHA-256 (pip
+# --require-hashes); the project and the Python client (clients/python, package `redline`: its
+# tests run in the suite) are then installed on top without resolving anything again.
+# requirements-dev.lock is requirements.lock plus the tools (tests, lint, `make lock`).
+LOCK := requirements-dev.lock
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m pip install --quiet -e ./clients/python
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -e ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Re-resolves both locks from pyproject.toml (and the client's) after a dependency changes,
+# keeping every pin that still fits; `make lock LOCK_ARGS=--upgrade` takes the newest releases.
+LOCK_ARGS ?=
+UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml clients/python/pyproject.toml \
+	--python-version 3.11 --generate-hashes --custom-compile-command 'make lock' --quiet
+lock: install
+	$(UV_COMPILE) --extra dev $(LOCK_ARGS) -o requirements-dev.lock
+	$(UV_COMPILE) -c requirements-dev.lock -o requirements.lock
 
 migrate: install
 	mkdir -p $${REDLINE_DATA_DIR:-var}
@@ -38,7 +54,7 @@ serve: migrate
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py config.asgi --bind $(HOST):$(PORT)
 
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # ruff (lint rules and formatting), mypy with the Django and DRF plugins over the whole tree,
 # and import-linter: the layer rules of docs/architecture.md ([tool.importlinter] in pyproject).

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from common.auth import request_actor
 from common.exceptions import DomainError
+from common.fields import StrictSerializer
 
 from .models import PASSWORD_MAX_CHARS, USERNAME_MAX_CHARS, ApiToken
 from .selectors import api_token_get_for_user, api_token_list_for_user
@@ -40,7 +41,7 @@ class TokenCreateApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         username = serializers.CharField(max_length=USERNAME_MAX_CHARS)
         password = serializers.CharField(max_length=PASSWORD_MAX_CHARS, trim_whitespace=False)
         expires_at = serializers.DateTimeField(

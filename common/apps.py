@@ -6,9 +6,3 @@ class CommonConfig(AppConfig):
 
     name = "common"
     verbose_name = "Shared kernel"
-
-    def ready(self) -> None:
-        from common.fields import strict_boolean_install, strict_text_install
-
-        strict_text_install()
-        strict_boolean_install()

@@ -2,53 +2,71 @@
 
 DRF's CharField also takes numbers and turns them into text (`"title": 0` becomes "0"), and its
 BooleanField takes `0`, `1`, `"yes"`, `"off"` and more, so the OpenAPI schema (`type: string`,
-`type: boolean`) would not say what the API accepts. `strict_text_install` makes every
-CharField (and its subclasses: slugs, e-mails, ...) refuse anything but a string with 400
-"Not a valid string."; fields that really take a number or a text declare it
-(`StringOrIntegerField`). `strict_boolean_install` makes every BooleanField refuse anything but
-JSON `true` / `false` with 400 "Must be true or false." (API bodies are JSON; docs/api.md).
+`type: boolean`) would not say what the API accepts. Every serializer that reads a request body
+is a `StrictSerializer`: its CharFields (and their subclasses: slugs, e-mails, ...) refuse
+anything but a string with 400 "Not a valid string.", its BooleanFields anything but JSON
+`true` / `false` with 400 "Must be true or false." (API bodies are JSON; docs/api.md), and so do
+the fields inside its list and dict fields. Nested serializers are StrictSerializers too
+(tests/common/test_fields.py checks every one a view reads a body with). Fields that really take
+a number or a text declare it (`StringOrIntegerField`).
 """
 
+import functools
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-_installed = False
 
+class _StrictText:
+    """Mixed into a CharField (or a subclass of it): only a string is taken."""
 
-def strict_text_install() -> None:
-    """Called once from CommonConfig.ready()."""
-    global _installed
-    if _installed:
-        return
-    original = serializers.CharField.to_internal_value
-
-    def to_internal_value(self: serializers.CharField, data: Any) -> str:
+    def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
-            self.fail("invalid")
-        return original(self, data)
-
-    serializers.CharField.to_internal_value = to_internal_value  # type: ignore[method-assign,assignment]
-    _installed = True
+            self.fail("invalid")  # type: ignore[attr-defined]
+        return super().to_internal_value(data)  # type: ignore[misc]
 
 
-_booleans_installed = False
+class _StrictBoolean:
+    """Mixed into a BooleanField: only JSON true or false is taken."""
 
-
-def strict_boolean_install() -> None:
-    """Called once from CommonConfig.ready()."""
-    global _booleans_installed
-    if _booleans_installed:
-        return
-
-    def to_internal_value(self: serializers.BooleanField, data: Any) -> bool:
+    def to_internal_value(self, data: Any) -> bool:
         if data is True or data is False:
             return data
         raise serializers.ValidationError("Must be true or false.", code="invalid")
 
-    serializers.BooleanField.to_internal_value = to_internal_value  # type: ignore[method-assign,assignment]
-    _booleans_installed = True
+
+@functools.cache
+def _strict_class(cls: type) -> type:
+    """`cls` with the strict rule of its kind mixed in (the same name, for the schema)."""
+    rule = _StrictBoolean if issubclass(cls, serializers.BooleanField) else _StrictText
+    return type(cls.__name__, (rule, cls), {"__module__": cls.__module__})
+
+
+def is_strict(field: serializers.Field) -> bool:
+    return isinstance(field, (_StrictText, _StrictBoolean))
+
+
+def _make_strict(field: serializers.Field) -> None:
+    """Make `field` (and the fields inside a list or dict field) strict, in place: the field
+    is this serializer instance's own copy (DRF deep-copies declared fields per instance)."""
+    if isinstance(field, (serializers.ListField, serializers.DictField)):
+        _make_strict(field.child)
+    if is_strict(field):
+        return
+    if isinstance(field, (serializers.CharField, serializers.BooleanField)):
+        kind: type = type(field)
+        field.__class__ = _strict_class(kind)
+
+
+# The base of every serializer that reads a request body (the module's docstring). A comment,
+# not a docstring: drf-spectacular would print an inherited docstring in every schema component.
+class StrictSerializer(serializers.Serializer):
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for field in fields.values():
+            _make_strict(field)
+        return fields
 
 
 @extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}]})
@@ -74,4 +92,4 @@ class StringOrIntegerField(serializers.Field):
         return value
 
 
-__all__ = ["StringOrIntegerField", "strict_boolean_install", "strict_text_install"]
+__all__ = ["StrictSerializer", "StringOrIntegerField", "is_strict"]

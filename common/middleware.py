@@ -22,6 +22,7 @@ from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 
 from common.exceptions import Forbidden, NotFound, RateLimited, ServiceUnavailable
+from common.logging import request_id_bound
 
 
 class DomainErrorMiddleware:
@@ -91,11 +92,11 @@ def _error(request: HttpRequest, status: int, detail: str, **extra: Any) -> Http
 
 
 class RequestGuardMiddleware:
-    """First in the chain: gives every request an id (in `X-Request-ID` and in log lines of
-    its failures), refuses NUL characters in the path or query string before any view or
-    database sees them (PostgreSQL cannot store NUL; SQLite would), and turns an exception no
-    view handled into a JSON 500 under /api/ (a page elsewhere), or a 503 with Retry-After
-    when a backing service is down."""
+    """First in the chain: gives every request an id (in `X-Request-ID` and in every log line
+    written while it is served, `common.logging`), refuses NUL characters in the path or query
+    string before any view or database sees them (PostgreSQL cannot store NUL; SQLite would),
+    and turns an exception no view handled into a JSON 500 under /api/ (a page elsewhere), or a
+    503 with Retry-After when a backing service is down."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -103,27 +104,26 @@ class RequestGuardMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = uuid.uuid4().hex
         request.request_id = request_id  # type: ignore[attr-defined]
-        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
-            response = _error(request, 400, "NUL characters are not allowed in URLs.")
-        else:
-            response = self.get_response(request)
+        with request_id_bound(request_id):  # every log line of this request carries it
+            if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+                response = _error(request, 400, "NUL characters are not allowed in URLs.")
+            else:
+                response = self.get_response(request)
         response["X-Request-ID"] = request_id
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         request_id = getattr(request, "request_id", "")
         if isinstance(exception, ServiceUnavailable):
-            logger.warning("request.unavailable request_id=%s %s", request_id, exception.message)
+            logger.warning("request.unavailable", extra={"detail": exception.message})
             response = _error(request, 503, exception.message, request_id=request_id)
             response["Retry-After"] = str(exception.retry_after)
             return response
         if not _is_api(request):
             return None  # Django's handler: the debug page in DEBUG, else the 500 page
         logger.error(
-            "request.failed request_id=%s %s %s",
-            request_id,
-            request.method,
-            request.path,
+            "request.failed",
+            extra={"method": request.method, "path": request.path},
             exc_info=exception,
         )
         return _error(

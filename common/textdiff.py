@@ -1,7 +1,8 @@
 """Generic text-diff helpers: diff-match-patch over tokens, and folding of unchanged runs.
 
 Nothing app-specific: any feature that shows a diff of two texts (revisions, versions) may use
-these. Tokens (lines, paragraphs, words) are mapped to one private-use character each so
+these; `common_prefix` and `common_suffix` are what every diff (and the text store's deltas)
+starts from. Tokens (lines, paragraphs, words) are mapped to one private-use character each so
 diff-match-patch aligns whole tokens.
 """
 
@@ -22,6 +23,37 @@ def _dmp() -> diff_match_patch:
     dmp = diff_match_patch()
     dmp.Diff_Timeout = 2.0
     return dmp
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their start.
+
+    A binary search over slice comparisons (each one a C-speed compare), as diff-match-patch's
+    own does: the whole shorter length is tried first, and each later probe compares only the
+    part not yet known to be equal.
+    """
+    low, high = 0, min(len(a), len(b))  # a[:low] == b[:low]; the answer is at most high
+    probe = high
+    while low < high:
+        if a[low:probe] == b[low:probe]:
+            low = probe
+        else:
+            high = probe - 1
+        probe = (low + high + 1) // 2
+    return low
+
+
+def common_suffix(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their end (as `common_prefix`)."""
+    low, high = 0, min(len(a), len(b))
+    probe = high
+    while low < high:
+        if a[len(a) - probe : len(a) - low] == b[len(b) - probe : len(b) - low]:
+            low = probe
+        else:
+            high = probe - 1
+        probe = (low + high + 1) // 2
+    return low
 
 
 def sequence_diff(

@@ -3,12 +3,24 @@
 import os
 
 from celery import Celery
+from celery.signals import setup_logging
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("redline")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@setup_logging.connect
+def _django_logging(**kwargs: object) -> None:
+    """A worker logs through Django's LOGGING (JSON lines with the task id, common/logging.py)
+    instead of replacing the root logger's handlers with Celery's own format."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
 
 
 @app.task(name="redline.ping")

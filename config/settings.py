@@ -359,16 +359,30 @@ RUN_TASK_QUEUE = os.environ.get("RUN_TASK_QUEUE", "celery")
 # returns at once and the page can stream it; "inline" runs it inside the request instead.
 RUN_EAGER_MODE = os.environ.get("RUN_EAGER_MODE", "thread")
 
+# One line per event on stdout, with the request id, the Celery task id and the call's
+# `extra={...}` fields (common/logging.py): JSON lines in production, `key=value` text in
+# development (DEBUG, or the embedded default: no DATABASE_URL). LOG_FORMAT=json|text chooses.
+LOG_FORMAT = os.environ.get("LOG_FORMAT") or (
+    "text" if DEBUG or not os.environ.get("DATABASE_URL") else "json"
+)
+if LOG_FORMAT not in ("json", "text"):
+    raise ValueError(f"LOG_FORMAT must be json or text, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"redact_tokens": {"()": "common.logging.RedactTokens"}},
+    "formatters": {
+        "json": {"()": "common.logging.JsonFormatter"},
+        "text": {"()": "common.logging.TextFormatter"},
+    },
+    "filters": {
+        "redact_tokens": {"()": "common.logging.RedactTokens"},
+        "context_ids": {"()": "common.logging.ContextIds"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["redact_tokens"],
+            "formatter": LOG_FORMAT,
+            "filters": ["redact_tokens", "context_ids"],
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from common.api import NoUrlFormatNegotiation
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from playground.models import LABEL_NAME_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
@@ -93,7 +94,7 @@ ROWS_HELP = "A list of `{variables: {name: text}, expected?: text, note?: text}`
 
 
 class TestSetListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         name = serializers.CharField(max_length=TITLE_MAX_CHARS)
         rows = serializers.JSONField(help_text=ROWS_HELP)
 
@@ -163,7 +164,7 @@ class TestSetDetailApi(APIView):
 
 
 class TestSetReviseApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         rows = serializers.JSONField(help_text=ROWS_HELP)
         message = serializers.CharField(
             required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
@@ -198,7 +199,7 @@ class TestSetReviseApi(APIView):
 class TestSetImportApi(APIView):
     parser_classes = [MultiPartParser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         file = serializers.FileField(
             help_text="CSV (a header row; `expected` and `note` columns) or JSONL."
         )
@@ -337,7 +338,7 @@ def evaluation_body(evaluation: Evaluation) -> dict[str, Any]:
 
 
 class EvaluationListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         testset = serializers.IntegerField(min_value=1)
         testset_revision = serializers.IntegerField(
             required=False, min_value=1, help_text="Default: the test set's latest revision."

@@ -579,22 +579,3 @@ def diff_expand(
     if direction == "down" and end - start > FOLD_STEP:
         return diff_fold(rows, start=start, end=end, context=0, lead=0, trail=FOLD_STEP)
     return [DiffBlock(rows=tuple(rows[start:end]), start=start, end=end)]
-
-
-def split_pairs(
-    block: DiffBlock,
-) -> list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]]:
-    """Side-by-side rows of one shown block: (index, old side, new side, starts a change).
-    Deleted and inserted lines of a change run are paired line by line."""
-    out: list[tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]] = []
-    for index, row, starts in block.numbered:
-        op = row["op"]
-        if op == "equal":
-            out.append((index, row, row, starts))
-        elif op == "change":
-            out.append((index, row, row, starts))
-        elif op == "delete":
-            out.append((index, row, None, starts))
-        else:
-            out.append((index, None, row, starts))
-    return out

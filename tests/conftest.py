@@ -3,14 +3,19 @@
 - `s3_server`: a moto S3 server over HTTP on loopback (one per test session), with a bucket.
 - `s3_storage`: points the app's object storage at that server for one test.
 - `chromium_path`: Debian's Chromium, or a skip with the reason.
+- `migrated_sqlite`: a SQLite database with every migration applied, made once per test run,
+  for tests that start the app in a subprocess on a fresh database (`sqlite_copy` it).
 - `_answers_match_the_schema` (every test): each `/api/v1/` answer is checked against its
   operation in the OpenAPI schema (tests/schemacheck.py).
 """
 
+import contextlib
 import copy
+import fcntl
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +27,7 @@ import pytest
 
 from config.settings import upload_connect_origins
 
+ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("REDLINE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(
     os.environ.get(
@@ -72,6 +78,56 @@ def s3_server() -> Iterator[dict[str, str]]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def sqlite_copy(source: Path, target: Path) -> None:
+    """Copy a SQLite database consistently (its WAL included), through SQLite's backup API."""
+    with (
+        contextlib.closing(sqlite3.connect(source)) as src,
+        contextlib.closing(sqlite3.connect(target)) as dst,
+    ):
+        src.backup(dst)
+
+
+def migrate(env: dict[str, str]) -> None:
+    """`manage.py migrate` in a subprocess, on the database `env` names."""
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory, worker_id) -> Path:
+    """A SQLite database with every migration applied (the question bank included), built once
+    per test run and shared by the xdist workers (the first one to ask builds it under a lock).
+    Tests that start the app in a subprocess on a fresh database copy it (`sqlite_copy`)
+    instead of each running `manage.py migrate`, which takes seconds."""
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # the run's directory, above each worker's own
+    template = root / "migrated.sqlite3"
+    with (root / "migrated.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            build = root / "migrated-build"
+            build.mkdir(exist_ok=True)
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("DJANGO_", "PYTEST", "S3_")) and k != "DATABASE_URL"
+            }
+            env.update(
+                DJANGO_SETTINGS_MODULE="config.settings",
+                REDLINE_DATA_DIR=str(build),
+                DATABASE_URL=f"sqlite:///{build / 'redline.sqlite3'}",
+            )
+            migrate(env)
+            sqlite_copy(build / "redline.sqlite3", template)
+    return template
 
 
 @pytest.fixture

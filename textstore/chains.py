@@ -1,5 +1,6 @@
 """A blob's chain — the rows needed to rebuild it, blob first and its full snapshot last — read
-in one query, and the rebuild of a text from those rows (used by selectors and ranges).
+in one query (the only one that walks a chain), and the rebuild of a text from those rows (the
+only one: used by selectors, ranges and `blob_verify`).
 
 Every rebuild verifies the SHA-256 of what it produced; damage raises `TextstoreIntegrityError`.
 """
@@ -7,6 +8,7 @@ Every rebuild verifies the SHA-256 of what it produced; damage raises `Textstore
 import functools
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,16 +68,22 @@ READ_COLUMNS = (
 
 
 @functools.cache
-def _chain_sql(vendor: str, to_checkpoint: bool) -> str:
-    """The chain query for a database vendor (built once: names quoted from model metadata).
+def _chain_sql(vendor: str, to_checkpoint: bool, whole_rows: bool) -> str:
+    """The chain query for a database vendor (built once: names quoted from model metadata);
+    the only recursive walk of a chain.
 
     With `to_checkpoint` the walk stops, past its first row, at the first checkpoint: a row whose
     run is a multiple of CHECKPOINT_EVERY (snapshots have run 0) — the rows `blob_read` keeps in
-    the base cache.
+    the base cache. With `whole_rows` it selects every column (for model instances) instead of
+    READ_COLUMNS.
     """
     del vendor  # only the cache key: quoting differs between vendors
     table = connection.ops.quote_name(Blob._meta.db_table)
-    columns = ", ".join(f"b.{connection.ops.quote_name(c)}" for c in READ_COLUMNS)
+    columns = (
+        "b.*"
+        if whole_rows
+        else ", ".join(f"b.{connection.ops.quote_name(c)}" for c in READ_COLUMNS)
+    )
     run = connection.ops.quote_name("run")
     stop = f" AND (c.step = 0 OR b.{run} %% {CHECKPOINT_EVERY} <> 0)" if to_checkpoint else ""
     # Table and column names from model metadata, values as parameters.
@@ -98,8 +106,19 @@ def chain_tuples(sha: str, *, to_checkpoint: bool = False) -> list[tuple[Any, ..
     rows a read needs into ChainRows: on a warm server only those above the nearest cached text.
     """
     with connection.cursor() as cursor:
-        cursor.execute(_chain_sql(connection.vendor, to_checkpoint), [check_sha(sha), CHAIN_GUARD])
+        sql = _chain_sql(connection.vendor, to_checkpoint, False)
+        cursor.execute(sql, [check_sha(sha), CHAIN_GUARD])
         rows = cursor.fetchall()
+    if not rows:
+        raise BlobNotFound(sha)
+    return rows
+
+
+def chain_blobs(sha: str) -> list[Blob]:
+    """The whole chain of `sha` as model instances, every column (one query): for checks of
+    the bookkeeping columns, which reads do not need."""
+    sql = _chain_sql(connection.vendor, False, True)
+    rows = list(Blob.objects.raw(sql, [check_sha(sha), CHAIN_GUARD]))
     if not rows:
         raise BlobNotFound(sha)
     return rows
@@ -171,7 +190,7 @@ def delta_apply_checked(row: Blob | ChainRow, source: str) -> str:
         raise integrity_error(row, f"delta does not apply to its base: {exc}") from exc
 
 
-def _apply_run(rows: list[ChainRow], source: str) -> str:
+def _apply_run(rows: Sequence[Blob | ChainRow], source: str) -> str:
     """The deltas of `rows` (oldest first) applied to `source` in one pass."""
     if len(rows) == 1:
         return delta_apply_checked(rows[0], source)
@@ -189,14 +208,15 @@ def text_check(row: Blob | ChainRow, text: str) -> None:
         raise integrity_error(row, "rebuilt text does not match its SHA-256")
 
 
-def rows_rebuild(sha: str, rows: list[ChainRow]) -> str:
+def rows_rebuild(sha: str, rows: Sequence[Blob | ChainRow], *, use_cache: bool = True) -> str:
     """The text of `sha` rebuilt from its chain's rows (blob first): from the nearest cached
     text on them, else from the last row, which must then be the full snapshot. The deltas
     above it are applied a run at a time (the texts in between are never built); snapshots
-    and checkpoints are verified before they enter the base cache, and the result is verified
-    and cached."""
+    and checkpoints are verified (and enter the base cache), and the result is verified and
+    cached. Without `use_cache` (`blob_verify`) the caches are neither read nor written: the
+    whole chain is rebuilt from storage."""
     start, text = len(rows) - 1, None
-    for index, row in enumerate(rows):
+    for index, row in enumerate(rows if use_cache else ()):
         text = cached_text(row.sha256)
         if text is not None:
             start = index
@@ -207,8 +227,9 @@ def rows_rebuild(sha: str, rows: list[ChainRow]) -> str:
             raise integrity_error(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
         text = snapshot_text(snapshot)
         text_check(snapshot, text)
-        base_cache.put(snapshot.sha256, text)
-    pending: list[ChainRow] = []
+        if use_cache:
+            base_cache.put(snapshot.sha256, text)
+    pending: list[Blob | ChainRow] = []
     for index in range(start - 1, -1, -1):
         row = rows[index]
         pending.append(row)
@@ -220,8 +241,10 @@ def rows_rebuild(sha: str, rows: list[ChainRow]) -> str:
         pending = []
         if index:
             text_check(row, text)
-            base_cache.put(row.sha256, text)
+            if use_cache:
+                base_cache.put(row.sha256, text)
     if start:
         text_check(rows[0], text)
-    text_cache.put(sha, text)
+    if use_cache:
+        text_cache.put(sha, text)
     return text

@@ -8,18 +8,23 @@ whole in memory.
    so a character split across two windows is fine and a truncated one is not) and, if asked,
    no NUL character. Nothing is written before the whole object passed (`IngestRejected`
    names what failed);
-2. stores it like `blob_put` would, under the same policy (policy.py), with bounded memory:
-   - a text already stored returns its row;
-   - a small text (and a small base) goes through `blob_put` itself;
-   - with a `base`, a delta is tried: the longest common prefix and suffix of the two texts are
-     found by comparing them window by window (the upload forwards and backwards, the base
-     through `blob_read_range`), and the delta is `=prefix -removed +inserted =suffix` in
-     diff-match-patch's format (counts in UTF-16 units, like `delta.py`). Every character the
-     delta copies was compared with the upload, and what the delta rebuilds is hashed again
-     against the checked SHA-256 before it is stored (the object could change under a second
-     PUT). A one-line edit of a 50 MB text is a delta of a few dozen bytes;
-   - otherwise a full snapshot in object storage in the chunk format of chunks.py, encoded
-     chunk by chunk into a temporary file that is then moved (or streamed) into place.
+2. stores it through the one write path, `services.blob_write` (an existing row for a text
+   already stored, else a delta under the snapshot policy, else a full snapshot), with bounded
+   memory. What this module adds is how an object is diffed and written whole:
+   - a small text is read whole and is then a text in memory like any other
+     (`services.text_in_memory`: diff-match-patch against a small base, stored inline or
+     chunked);
+   - with a large text or base, a delta is tried: the longest common prefix and suffix of the
+     two texts are found by comparing them window by window (the upload forwards and
+     backwards, the base through `blob_read_range`), and the delta is
+     `=prefix -removed +inserted =suffix` in diff-match-patch's format (counts in UTF-16
+     units, like `delta.py`). Every character the delta copies was compared with the upload,
+     and what the delta rebuilds is hashed again against the checked SHA-256 before it is
+     stored (the object could change under a second PUT). A one-line edit of a 50 MB text
+     is a delta of a few dozen bytes;
+   - a large text stored whole is a snapshot in object storage in the chunk format of
+     chunks.py, encoded chunk by chunk into a temporary file that is then moved (or streamed)
+     into place.
 
 Peak memory is a few windows and one chunk, whatever the text's size. The object at `key` is
 the caller's: it is read, never deleted here.
@@ -31,7 +36,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import quote
@@ -39,6 +44,7 @@ from urllib.parse import quote
 from django.conf import settings
 
 from common.exceptions import DomainError
+from common.textdiff import common_prefix, common_suffix
 
 from . import objects
 from .chunks import CHUNK_LEVEL, ENTRY
@@ -46,13 +52,13 @@ from .compression import CODEC_ZLIB, FAST_CODECS, deflate, payload_compress
 from .exceptions import BlobNotFound, TextstoreIntegrityError
 from .models import Blob
 from .selectors import blob_read_range
-from .services import Delta, base_row, blob_insert, blob_put, delta_row_build
+from .services import Delta, NewText, base_row, blob_write, text_in_memory
 
 logger = logging.getLogger(__name__)
 
 WINDOW_BYTES = 1 << 20
-# Texts (and bases) up to this size are read whole and stored by `blob_put` (diff-match-patch
-# finds better deltas than a prefix and suffix; the memory is small).
+# Texts (and bases) up to this size are read whole and stored as texts in memory
+# (diff-match-patch finds better deltas than a prefix and suffix; the memory is small).
 IN_MEMORY_MAX_BYTES = 1 << 20
 # The same characters diff-match-patch leaves unescaped in an insertion (diff_toDelta).
 _DELTA_SAFE = "!~*'();/?:@&=+$,# "
@@ -170,34 +176,6 @@ def _astral(text: str) -> int:
     return 0 if text.isascii() else len(text.encode("utf-16-le")) // 2 - len(text)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    low, high = 0, n
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[len(a) - n :] == b[len(b) - n :]:
-        return n
-    low, high = 0, n
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
 def _base_step(base: Blob) -> int:
     return int(base.chunk_chars or settings.TEXTSTORE_CHUNK_CHARS)
 
@@ -249,7 +227,7 @@ class _Match:
 
 def _match(target: Iterator[str], source: Iterator[str], *, backward: bool) -> _Match:
     """How far two streams of pieces agree, from their start (or their end if `backward`)."""
-    common = _common_suffix if backward else _common_prefix
+    common = common_suffix if backward else common_prefix
     chars = size = astral = 0
     a = b = ""
     while True:
@@ -383,34 +361,29 @@ def blob_put_object(
     Invariants: nothing is stored unless the whole object is `size` bytes of strict UTF-8
     hashing to `sha256` (else IngestRejected, naming the reason); the result is the same row
     `blob_put` would return for that text (an existing one if stored already), written under
-    the same snapshot policy; memory stays bounded by a few windows and one chunk. `base` is a
-    hint of a similar stored text (BlobNotFound if it does not exist).
+    the same snapshot policy (`services.blob_write`); memory stays bounded by a few windows and
+    one chunk. `base` is a hint of a similar stored text (BlobNotFound if it does not exist).
     """
     sha256 = sha256.lower()
     base_blob = base_row(base) if base is not None else None
-    small_base = base_blob is None or base_blob.byte_length <= IN_MEMORY_MAX_BYTES
-    if size <= IN_MEMORY_MAX_BYTES and small_base:
-        _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
-        return blob_put(text=_small_text(key, sha256), base=base_blob)
     scan = _scan(key=key, size=size, sha256=sha256, forbid_nul=forbid_nul)
-    existing = Blob.objects.defer("payload", "chunk_index").filter(pk=scan.sha256).first()
-    if existing is not None:
-        return existing
-    row = None
-    if base_blob is not None:
-        row = delta_row_build(
-            sha=scan.sha256,
+
+    def streamed_delta(source: Blob) -> Delta | None:
+        return _stream_delta(key=key, scan=scan, base=source)
+
+    if size <= IN_MEMORY_MAX_BYTES:
+        new = text_in_memory(_small_text(key, scan.sha256))
+        if base_blob is not None and base_blob.byte_length > IN_MEMORY_MAX_BYTES:
+            new = replace(new, delta_from=streamed_delta)  # the base is read a window at a time
+    else:
+        new = NewText(
+            sha256=scan.sha256,
             char_length=scan.char_length,
             byte_length=scan.byte_length,
-            base=base_blob,
-            delta_for=lambda source: _stream_delta(key=key, scan=scan, base=source),
+            delta_from=streamed_delta,
+            full_row=lambda: _full_row(key=key, scan=scan, forbid_nul=forbid_nul),
         )
-    if row is None and size <= IN_MEMORY_MAX_BYTES:
-        # A small text after a large base: stored whole, as blob_put stores small texts.
-        return blob_put(text=_small_text(key, sha256))
-    if row is None:
-        row = _full_row(key=key, scan=scan, forbid_nul=forbid_nul)
-    return blob_insert(row)
+    return blob_write(new, base=base_blob)
 
 
 def _small_text(key: str, sha256: str) -> str:

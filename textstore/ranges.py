@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from common.textdiff import common_prefix, common_suffix
+
 from . import objects
 from .cache import delta_ops_cache, text_cache
 from .chains import ChainRow, cached_text, chain_read, delta_text, integrity_error, rows_rebuild
@@ -220,29 +222,6 @@ def _rows_range(rows: list[ChainRow], start: int, end: int) -> str:
     return rows_rebuild(rows[0].sha256, rows)[start:end]
 
 
-def _common_prefix(x: str, y: str) -> int:
-    """Length of the common prefix (binary search on slices, as diff-match-patch does)."""
-    low, high = 0, min(len(x), len(y))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[low:middle] == y[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _common_suffix(x: str, y: str) -> int:
-    low, high = 0, min(len(x), len(y))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[len(x) - middle : len(x) - low] == y[len(y) - middle : len(y) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def _delta_ends(child: list[ChainRow], parent_length: int) -> tuple[int, int] | None:
     """Unchanged prefix and suffix of a text stored as a delta on the other one, read off the
     delta's first and last copies (at least that much is common), or None if not mappable."""
@@ -311,7 +290,7 @@ def blob_common_ends(*, a: str, b: str) -> tuple[int, int]:
         if x == y:
             prefix = end
             continue
-        prefix += _common_prefix(x, y)
+        prefix += common_prefix(x, y)
         break
     room = shortest - prefix
     suffix = min(suffix, room)
@@ -322,7 +301,7 @@ def blob_common_ends(*, a: str, b: str) -> tuple[int, int]:
         if x == y:
             suffix += size
             continue
-        suffix += _common_suffix(x, y)
+        suffix += common_suffix(x, y)
         break
     return prefix, suffix
 

@@ -11,25 +11,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from django.db import connection
-
 from . import objects
 from .cache import base_cache, text_cache
 from .chains import (
-    CHAIN_GUARD,
     CHECKPOINT_EVERY,
     SHA_RE,
     ChainRow,
-    cached_text,
+    chain_blobs,
     chain_row,
     chain_tuples,
     check_sha,
-    delta_apply_checked,
     integrity_error,
     nearest_cached,
     rows_rebuild,
-    snapshot_text,
-    text_check,
 )
 from .exceptions import BlobNotFound
 from .models import Blob
@@ -73,46 +67,7 @@ def blob_stat(*, sha: str) -> Blob:
 
 def blob_chain(*, sha: str) -> list[Blob]:
     """The rows needed to rebuild `sha`: the blob first, its full snapshot last (one query)."""
-    table = connection.ops.quote_name(Blob._meta.db_table)
-    # Table name from model metadata, values as parameters.
-    sql = (
-        f"WITH RECURSIVE chain(sha, step) AS ("  # noqa: S608
-        f" SELECT sha256, 0 FROM {table} WHERE sha256 = %s"
-        f" UNION ALL"
-        f" SELECT b.base_id, c.step + 1 FROM {table} b JOIN chain c ON b.sha256 = c.sha"
-        f" WHERE b.base_id IS NOT NULL AND c.step < %s"
-        f") SELECT b.* FROM chain c JOIN {table} b ON b.sha256 = c.sha ORDER BY c.step"
-    )
-    rows = list(Blob.objects.raw(sql, [check_sha(sha), CHAIN_GUARD]))
-    if not rows:
-        raise BlobNotFound(sha)
-    return rows
-
-
-def _rebuild(rows: list[Blob], *, use_cache: bool) -> str:
-    """Apply the chain's deltas to its snapshot, starting from the nearest cached text."""
-    start = len(rows) - 1
-    text: str | None = None
-    if use_cache:
-        for index, row in enumerate(rows):
-            text = cached_text(row.sha256)
-            if text is not None:
-                start = index
-                break
-    if text is None:
-        snapshot = rows[-1]
-        if snapshot.kind != Blob.Kind.FULL:
-            raise integrity_error(rows[0], f"chain ends at {snapshot.sha256}, which is not full")
-        text = snapshot_text(snapshot)
-    for row in reversed(rows[:start]):
-        text = delta_apply_checked(row, text)
-    return text
-
-
-def _verified(rows: list[Blob], *, use_cache: bool) -> str:
-    text = _rebuild(rows, use_cache=use_cache)
-    text_check(rows[0], text)
-    return text
+    return chain_blobs(sha)
 
 
 def blob_read(*, sha: str) -> str:
@@ -171,7 +126,7 @@ def blob_verify(*, sha: str) -> None:
     """
     rows = blob_chain(sha=sha)
     blob = rows[0]
-    text = _verified(rows, use_cache=False)
+    text = rows_rebuild(sha, rows, use_cache=False)
     if len(text) != blob.char_length or len(text.encode("utf-8")) != blob.byte_length:
         raise integrity_error(blob, "recorded lengths do not match the text")
     if blob.kind == Blob.Kind.FULL:

@@ -1,4 +1,8 @@
-"""Writes to the text store: `blob_put` is the only one (blobs are immutable)."""
+"""Writes to the text store (blobs are immutable). Every text goes in through one path,
+`blob_write`: a text already stored returns its row; else a delta against the base under the
+snapshot policy (policy.py); else a full snapshot; then one insert. What differs between a text
+held in memory (`blob_put`) and one streamed from an uploaded object (`ingest.blob_put_object`)
+is only how it is diffed and written whole, which a `NewText` carries."""
 
 import hashlib
 import logging
@@ -100,38 +104,55 @@ def _delta(*, source: str, target: str) -> Delta | None:
     return Delta(codec=codec, payload=payload)
 
 
-def _delta_row(*, sha: str, text: str, data: bytes, base: Blob) -> Blob | None:
-    """A delta row per the snapshot policy (policy.py), or None when a full one is due."""
+@dataclass(frozen=True)
+class NewText:
+    """A text on its way into the store, as `blob_write` sees it: its SHA-256 and lengths,
+    `delta_from(blob)` (a checked, compressed delta from a stored text to this one, or None when
+    there is none: the base is damaged, the delta does not rebuild the text, the change is too
+    large) and `full_row()` (the row storing it whole; writes its object first if chunked).
+    `text` is the text itself when it is held in memory: it enters the cache once committed."""
 
-    def delta_for(source: Blob) -> Delta | None:
+    sha256: str
+    char_length: int
+    byte_length: int
+    delta_from: Callable[[Blob], Delta | None]
+    full_row: Callable[[], Blob]
+    text: str | None = None
+
+
+def text_in_memory(text: str) -> NewText:
+    """A text held whole: diffed with diff-match-patch, stored inline or chunked.
+    Raises TextEncodingError for text that is not valid Unicode (lone surrogates)."""
+    data = _utf8(text)
+    sha = hashlib.sha256(data).hexdigest()
+
+    def delta_from(source: Blob) -> Delta | None:
         source_text = _source_text(source)
         return None if source_text is None else _delta(source=source_text, target=text)
 
-    return delta_row_build(
-        sha=sha, char_length=len(text), byte_length=len(data), base=base, delta_for=delta_for
+    return NewText(
+        sha256=sha,
+        char_length=len(text),
+        byte_length=len(data),
+        delta_from=delta_from,
+        full_row=lambda: _full_row(sha=sha, text=text, data=data),
+        text=text,
     )
 
 
-def delta_row_build(
-    *,
-    sha: str,
-    char_length: int,
-    byte_length: int,
-    base: Blob,
-    delta_for: Callable[[Blob], Delta | None],
-) -> Blob | None:
-    """The snapshot policy's choice for a new text given a way to diff it against a stored one:
-    a plain delta against `base`, an intermediate snapshot against its anchor, or None (full).
-
-    `delta_for(blob)` returns a checked, compressed delta from `blob`'s text to the new one, or
-    None when there is none (the base is damaged, the delta does not rebuild the text).
-    """
-    cap = chain_cap(char_length=char_length)
+def _delta_row(new: NewText, base: Blob) -> Blob | None:
+    """The snapshot policy's choice for a new text: a plain delta against `base`, an
+    intermediate snapshot against its anchor, or None (full)."""
+    cap = chain_cap(char_length=new.char_length)
     inline_max = int(settings.TEXTSTORE_INLINE_MAX)
-    plain = delta_for(base)
+    plain = new.delta_from(base)
     if plain is None or len(plain.payload) > inline_max:
         return None
-    lengths = {"sha256": sha, "char_length": char_length, "byte_length": byte_length}
+    lengths = {
+        "sha256": new.sha256,
+        "char_length": new.char_length,
+        "byte_length": new.byte_length,
+    }
     state = _state(base)
     if plain_delta_fits(base=state, delta_size=len(plain.payload), cap=cap):
         return Blob(
@@ -154,7 +175,7 @@ def delta_row_build(
     # Skip the second diff when even the small delta could not fit on the anchor's chain.
     if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(plain.payload), cap=cap):
         return None
-    jump = delta_for(anchor)
+    jump = new.delta_from(anchor)
     if jump is None or len(jump.payload) > inline_max:
         return None
     if not snapshot_delta_fits(anchor=_state(anchor), delta_size=len(jump.payload), cap=cap):
@@ -205,11 +226,6 @@ def _full_row(*, sha: str, text: str, data: bytes) -> Blob:
     )
 
 
-def blob_insert(row: Blob, text: str | None = None) -> Blob:
-    """Insert a new row (or return the existing one for its sha if a concurrent save won)."""
-    return _insert(row, text)
-
-
 def _insert(row: Blob, text: str | None) -> Blob:
     with transaction.atomic():
         try:
@@ -237,27 +253,31 @@ def _insert(row: Blob, text: str | None) -> Blob:
     return row
 
 
-def blob_put(*, text: str, base: Blob | str | None = None) -> Blob:
-    """Store `text` once, keyed by the SHA-256 of its UTF-8 bytes, and return its row.
+def blob_write(new: NewText, *, base: Blob | str | None = None) -> Blob:
+    """Store `new` once, keyed by its SHA-256, and return its row: the one write path.
 
-    Invariants: writing a text that is already stored returns the existing row (also when
-    concurrent callers race); a delta is stored only if applying it to the base text was
-    checked to rebuild `text` exactly, and only within the snapshot policy's bounds
-    (policy.py); otherwise the text is stored as a full snapshot. `base` (a Blob or its sha)
-    is only a hint of which text is similar, and must exist (BlobNotFound otherwise).
-    Raises TextEncodingError for text that is not valid Unicode (lone surrogates).
+    Invariants: a text that is already stored returns the existing row (also when concurrent
+    callers race); a delta is stored only if it was checked to rebuild the text exactly, and
+    only within the snapshot policy's bounds (policy.py); otherwise the text is stored as a
+    full snapshot. `base` (a Blob or its sha) is only a hint of which text is similar, and must
+    exist (BlobNotFound otherwise).
     """
-    data = _utf8(text)
-    sha = hashlib.sha256(data).hexdigest()
-    existing = Blob.objects.defer("payload", "chunk_index").filter(pk=sha).first()
+    existing = Blob.objects.defer("payload", "chunk_index").filter(pk=new.sha256).first()
     if existing is not None:
         return existing
     row = None
     if base is not None:
-        row = _delta_row(sha=sha, text=text, data=data, base=base_row(base))
+        row = _delta_row(new, base_row(base))
     if row is None:
-        row = _full_row(sha=sha, text=text, data=data)
-    return _insert(row, text)
+        row = new.full_row()
+    return _insert(row, new.text)
+
+
+def blob_put(*, text: str, base: Blob | str | None = None) -> Blob:
+    """Store `text` once, keyed by the SHA-256 of its UTF-8 bytes, and return its row
+    (`blob_write`'s invariants). Raises TextEncodingError for text that is not valid Unicode
+    (lone surrogates)."""
+    return blob_write(text_in_memory(text), base=base)
 
 
 def object_orphan_delete(*, key: str) -> bool:

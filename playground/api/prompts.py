@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from common.api import StrictPageNumberPagination
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
@@ -111,7 +112,7 @@ class PromptOutputSerializer(serializers.ModelSerializer):
 class PromptListCreateApi(ListAPIView):
     serializer_class = PromptOutputSerializer
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         title = serializers.CharField(max_length=TITLE_MAX_CHARS)
         question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
         content = serializers.JSONField()
@@ -178,7 +179,7 @@ class PromptDetailApi(APIView):
         )
         return Response(_prompt_body(access.prompt))
 
-    class UpdateSerializer(serializers.Serializer):
+    class UpdateSerializer(StrictSerializer):
         title = serializers.CharField(required=False, max_length=TITLE_MAX_CHARS)
         archived = serializers.BooleanField(
             required=False, help_text="Archived prompts are hidden from lists, never deleted."
@@ -211,7 +212,7 @@ class PromptVersionListCreateApi(ListAPIView):
     serializer_class = VersionSummarySerializer
     pagination_class = TreePagination
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         parent = serializers.IntegerField()  # type: ignore[assignment]
         content = serializers.JSONField()
         message = serializers.CharField(
@@ -332,7 +333,7 @@ class VersionDiffApi(APIView):
 
 
 class VersionRevertApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         parent = serializers.IntegerField(  # type: ignore[assignment]
             required=False, help_text="Child of this version; default: where `main` points."
         )
@@ -370,7 +371,7 @@ class VersionRevertApi(APIView):
 
 
 class LabelListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         name = serializers.SlugField(max_length=LABEL_NAME_MAX_CHARS)
         version = serializers.IntegerField()
         expected = serializers.IntegerField(required=False, allow_null=True)
@@ -391,7 +392,7 @@ class LabelListCreateApi(APIView):
 
 
 class LabelMoveApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         version = serializers.IntegerField()
         expected = serializers.IntegerField(
             required=False,
@@ -406,7 +407,7 @@ class LabelMoveApi(APIView):
         data.is_valid(raise_exception=True)
         return Response(_label_move(request, prompt, name, data.validated_data))
 
-    class ProtectSerializer(serializers.Serializer):
+    class ProtectSerializer(StrictSerializer):
         protected = serializers.BooleanField(help_text="Only the owner may move a protected label.")
 
     @extend_schema(request=ProtectSerializer, responses={200: LabelSerializer})

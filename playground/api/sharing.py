@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from accounts.models import USERNAME_MAX_CHARS
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.jsonstream import json_stream
 
 from ..exceptions import ContentInvalid, NotFound
@@ -70,7 +71,7 @@ class LinkSerializer(serializers.ModelSerializer):
 
 
 class LinkListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         access = serializers.ChoiceField(choices=ShareLink.Access.values)
         version = serializers.IntegerField(required=False, allow_null=True)
         label = serializers.SlugField(  # type: ignore[assignment]
@@ -138,7 +139,7 @@ class GrantSerializer(serializers.ModelSerializer):
 
 
 class GrantListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         username = serializers.CharField(max_length=USERNAME_MAX_CHARS)
         role = serializers.ChoiceField(choices=[Role.VIEWER, Role.EDITOR])
 

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.schema import ApiErrorSerializer
 
 from ..uploads import SHA256_HEX_PATTERN, upload_create, upload_receive
@@ -19,7 +20,7 @@ from ..uploads import SHA256_HEX_PATTERN, upload_create, upload_receive
 class UploadCreateApi(APIView):
     """Start an upload: say how many bytes and their SHA-256, get where to send them."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         size = serializers.IntegerField(
             min_value=0, help_text="Bytes of the UTF-8 text (at most UPLOAD_MAX_BYTES)."
         )

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from common.api import JsonErrorsMixin
 from common.auth import request_actor
+from common.fields import StrictSerializer
 
 from ..api.prompts import PromptVersionListCreateApi, _saved
 from ..content import MODEL_MAX_CHARS, PROVIDERS
@@ -139,7 +140,7 @@ def run_answer(run: Run, *, user_id: Any, role: str) -> dict[str, Any]:
 class VersionRunListCreateApi(ListAPIView):
     serializer_class = RunSerializer
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         variables = serializers.JSONField(
             required=False,
             help_text="An object of name → text for the version's declared variables; the rest"
@@ -332,7 +333,7 @@ class RunCancelApi(APIView):
 
 
 class RunContinueApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         message = serializers.CharField(
             max_length=MAX_CONTINUE_CHARS,
             trim_whitespace=False,

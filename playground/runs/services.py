@@ -132,10 +132,6 @@ def _replay(run: Run, provider: str, model: str, values: dict[str, str]) -> RunC
     return RunCreated(run=run, created=False)
 
 
-def _earlier(version: PromptVersion, actor: User, key: str) -> Run | None:
-    return Run.objects.filter(version=version, created_by_id=actor.pk, idempotency_key=key).first()
-
-
 def run_create(
     *,
     actor: User,

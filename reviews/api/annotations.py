@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
-from common.fields import StringOrIntegerField
+from common.fields import StrictSerializer, StringOrIntegerField
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import CONSTRAINT_MAX_CHARS, Annotation, Area
@@ -40,7 +40,7 @@ class AnnotationListCreateApi(APIView):
     revision (offsets into its Markdown); with neither, about the whole document.
     """
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         quote = QuoteSerializer(required=False, allow_null=True)
         position = PositionSerializer(required=False, allow_null=True)
         area = serializers.ChoiceField(choices=Area.values)
@@ -96,7 +96,7 @@ class AnnotationDetailApi(APIView):
     result shows `edited_at` and the earlier content is kept (GET .../history/). A rank held
     by another risk is refused with 400: reorder with POST /reviews/{id}/ranking/."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         status = choice_field(Annotation.Status.values, required=False)
         rank = serializers.IntegerField(required=False, allow_null=True, min_value=1)
         area = serializers.ChoiceField(choices=Area.values, required=False)
@@ -149,7 +149,7 @@ class AnnotationAnchorsApi(APIView):
 class AnnotationReattachApi(APIView):
     """Attach an annotation (typically an orphan) by hand to a passage of a later revision."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         revision = serializers.IntegerField()
         position = PositionSerializer()
 

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 
 from ..models import CONSTRAINT_MAX_CHARS
@@ -56,7 +57,7 @@ class DocListCreateApi(ListAPIView):
 
     serializer_class = DesignDocSerializer
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         title = serializers.CharField(max_length=TITLE_MAX_CHARS)
         body = serializers.CharField(trim_whitespace=False, help_text="Markdown.")
         question = serializers.CharField(required=False, allow_blank=True, allow_null=True)
@@ -88,7 +89,7 @@ class DocListCreateApi(ListAPIView):
 class DocDetailApi(APIView):
     """A document with its revisions; its author may replace the pinned constraints."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         constraints = serializers.ListField(
             child=serializers.CharField(max_length=CONSTRAINT_MAX_CHARS)
         )
@@ -112,7 +113,7 @@ class DocDetailApi(APIView):
 class DocRevisionListCreateApi(APIView):
     """A document's revisions; its author saves a new one (re-anchoring follows)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         body = serializers.CharField(trim_whitespace=False, help_text="Markdown.")
         message = serializers.CharField(
             required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS

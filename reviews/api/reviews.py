@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.fields import StrictSerializer
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import NOTE_MAX_CHARS, Area, ChecklistItem, Review, Verdict
@@ -84,7 +85,7 @@ class ReviewListCreateApi(ListAPIView):
 
     serializer_class = ReviewSummarySerializer
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         revision = serializers.IntegerField(help_text="The revision to review.")
 
     def get_queryset(self):
@@ -124,7 +125,7 @@ class ReviewListCreateApi(ListAPIView):
         )
 
 
-class ChecklistEntrySerializer(serializers.Serializer):
+class ChecklistEntrySerializer(StrictSerializer):
     area = serializers.ChoiceField(choices=Area.values)
     status = choice_field(ChecklistItem.Status.values, required=False, allow_blank=True)
     note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
@@ -134,7 +135,7 @@ class ReviewDetailApi(APIView):
     """A review with its checklist and annotations. Drafts are edited by their reviewer;
     submitted reviews are read-only (400)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         summary = serializers.CharField(
             required=False, allow_blank=True, max_length=SUMMARY_MAX_CHARS
         )
@@ -165,7 +166,7 @@ class ReviewSubmitApi(APIView):
     """draft → submitted, with a verdict (`comment` when left out). Submitting again is a
     no-op (200 with the review; the first verdict stands)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         summary = serializers.CharField(
             required=False, allow_blank=True, max_length=SUMMARY_MAX_CHARS
         )
@@ -190,7 +191,7 @@ class ReviewSubmitApi(APIView):
 class ReviewRankingApi(APIView):
     """Rank the risks of a draft, worst first: every risk's id, once, in order."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         order = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
 
     class OutputSerializer(serializers.Serializer):

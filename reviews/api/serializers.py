@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.fields import StrictSerializer
 from questionbank.models import Question
 
 from ..models import Annotation, AnnotationAnchor, Area, ChecklistItem, DesignDoc, DocRevision
@@ -84,13 +85,13 @@ class AnnotationAnchorSerializer(serializers.ModelSerializer):
         )
 
 
-class QuoteSerializer(serializers.Serializer):
+class QuoteSerializer(StrictSerializer):
     exact = serializers.CharField(trim_whitespace=False)
     prefix = serializers.CharField(trim_whitespace=False, required=False, allow_blank=True)
     suffix = serializers.CharField(trim_whitespace=False, required=False, allow_blank=True)
 
 
-class PositionSerializer(serializers.Serializer):
+class PositionSerializer(StrictSerializer):
     start = serializers.IntegerField(min_value=0)
     end = serializers.IntegerField(min_value=0)
 

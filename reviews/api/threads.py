@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
+from common.fields import StrictSerializer
 from common.selectors import MAX_ID
 
 from ..exceptions import NotFound, ReviewsError
@@ -63,7 +64,7 @@ class AnnotationReplyListCreateApi(APIView):
     reply; a draft's annotations are private (404 for anyone but the reviewer, and replies open
     once it is submitted)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer(many=True))
@@ -85,7 +86,7 @@ class AnnotationReplyListCreateApi(APIView):
 class ReplyDetailApi(APIView):
     """One reply; its author may edit the body (the earlier text is kept: see history/)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         body = serializers.CharField(max_length=REPLY_MAX_CHARS, help_text="Markdown.")
 
     @extend_schema(responses=ReplySerializer)
@@ -315,7 +316,7 @@ class InboxListApi(ListAPIView):
 class InboxReadApi(APIView):
     """Mark inbox items read: `ids`, or every unread item when `ids` is left out."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         ids = serializers.ListField(
             child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
             required=False,

@@ -20,14 +20,6 @@
   const canEdit = app.dataset.canEdit === "1";
   let captured = null; // {start, end}: the last passage selected in the document
 
-  function csrfToken() {
-    try {
-      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-    } catch (error) {
-      return "";
-    }
-  }
-
   function api(method, url, payload) {
     return fetch(url, {
       method: method,
@@ -35,7 +27,7 @@
       headers: {
         "Accept": "application/json",
         "Content-Type": "application/json",
-        "X-CSRFToken": csrfToken(),
+        "X-CSRFToken": window.Redline.csrfToken(),
       },
       body: payload === undefined ? undefined : JSON.stringify(payload),
     });

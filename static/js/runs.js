@@ -7,11 +7,6 @@
 
   const FINISHED = ["done", "failed", "cancelled"];
 
-  function csrfToken() {
-    const input = document.querySelector('input[name="csrfmiddlewaretoken"]');
-    return input ? input.value : "";
-  }
-
   function withId(template, id) {
     return template.replace("/0/", "/" + encodeURIComponent(id) + "/");
   }
@@ -25,7 +20,7 @@
     const response = await fetch(url, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": window.Redline.csrfToken() },
       body: JSON.stringify(body || {}),
     });
     let data = {};

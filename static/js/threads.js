@@ -3,14 +3,6 @@
 (function () {
   "use strict";
 
-  function csrfToken() {
-    try {
-      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-    } catch (error) {
-      return "";
-    }
-  }
-
   document.querySelectorAll("#open-issues .status-select").forEach(function (select) {
     let current = select.value;
     select.addEventListener("change", async function () {
@@ -20,7 +12,7 @@
         headers: {
           "Accept": "application/json",
           "Content-Type": "application/json",
-          "X-CSRFToken": csrfToken(),
+          "X-CSRFToken": window.Redline.csrfToken(),
         },
         body: JSON.stringify({ status: select.value }),
       });

@@ -23,11 +23,6 @@
 
   class Cancelled extends Error {}
 
-  function csrfToken() {
-    const input = form.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
   function fieldLabel(box) {
     if (box.dataset.textField === "system") return "the system prompt";
     const rows = Array.from(form.querySelectorAll('[data-text-field="message"]'));
@@ -82,7 +77,7 @@
       headers: {
         "Content-Type": "application/json",
         Accept: "application/json",
-        "X-CSRFToken": csrfToken(),
+        "X-CSRFToken": window.Redline.csrfToken(),
       },
       body: JSON.stringify({ size: size, sha256: sha256 }),
     });

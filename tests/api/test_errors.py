@@ -9,6 +9,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import path
 
+from common.logging import ContextIds
 from playground.models import Label, Prompt, PromptVersion
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content, make_prompt
@@ -169,6 +170,7 @@ urlpatterns = [path("api/v1/boom/", _boom), path("boom/", _boom)]
 def test_an_unhandled_exception_under_api_is_a_json_500_with_a_request_id(settings, caplog):
     settings.ROOT_URLCONF = __name__
     client = Client(raise_request_exception=False)
+    caplog.handler.addFilter(ContextIds())  # as the console handler has (config/settings.py)
     with caplog.at_level(logging.ERROR):
         response = client.get("/api/v1/boom/")
     assert response.status_code == 500
@@ -177,7 +179,8 @@ def test_an_unhandled_exception_under_api_is_a_json_500_with_a_request_id(settin
     assert "detail" in body
     assert len(body["request_id"]) >= 16
     assert response["X-Request-ID"] == body["request_id"]
-    assert body["request_id"] in caplog.text
+    (failed,) = [r for r in caplog.records if r.getMessage() == "request.failed"]
+    assert failed.request_id == body["request_id"]
     assert "kaboom" in caplog.text
     assert "kaboom" not in response.content.decode()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import free_port, wait_for_port
+from tests.conftest import free_port, sqlite_copy, wait_for_port
 from tests.factories import PASSWORD
 
 pytestmark = [pytest.mark.browser]
@@ -70,8 +70,9 @@ class Embedded:
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory, chromium_path) -> Iterator[Embedded]:
-    """`manage.py runserver` on a fresh SQLite file with no broker: the embedded default."""
+def embedded(tmp_path_factory, chromium_path, migrated_sqlite) -> Iterator[Embedded]:
+    """`manage.py runserver` on a fresh SQLite file (migrated) with no broker: the embedded
+    default."""
     data_dir = tmp_path_factory.mktemp("embedded")
     env = {
         k: v
@@ -81,7 +82,7 @@ def embedded(tmp_path_factory, chromium_path) -> Iterator[Embedded]:
     }
     env.update(REDLINE_DATA_DIR=str(data_dir), RUN_ECHO_DELAY_MS="120", DEBUG="0")
     manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+    sqlite_copy(migrated_sqlite, data_dir / "redline.sqlite3")
     script = f"PASSWORD = {PASSWORD!r}\nCONTENT = {json.dumps(json.dumps(CONTENT))}\n" + SETUP
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)],

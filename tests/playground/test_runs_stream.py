@@ -23,7 +23,7 @@ import pytest
 from django.conf import settings
 from django.test.utils import CaptureQueriesContext
 
-from tests.conftest import EXPECT_SERVICES, free_port, wait_for_port
+from tests.conftest import EXPECT_SERVICES, free_port, migrate, sqlite_copy, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 3
@@ -165,7 +165,7 @@ def _postgres_database(env: dict[str, str]) -> Generator[str, None, None]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[Server]:
+def server(tmp_path_factory, request) -> Iterator[Server]:
     """`gunicorn -c gunicorn.conf.py config.asgi` (uvicorn workers) on its own database."""
     data = tmp_path_factory.mktemp("asgi")
     env = _server_env(data)
@@ -179,13 +179,10 @@ def server(tmp_path_factory) -> Iterator[Server]:
     workers = 2 if settings.REDIS_URL else 1
     proc = None
     try:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            timeout=600,
-        )
+        if databases is None:
+            sqlite_copy(request.getfixturevalue("migrated_sqlite"), data / "redline.sqlite3")
+        else:
+            migrate(env)
         seed = f"EMOJI_OUTPUT = {EMOJI_OUTPUT!r}\n" + textwrap.dedent(SEED)
         out = subprocess.run(
             [sys.executable, "-c", seed],
