@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.auth import request_actor
-from common.fields import StringOrIntegerField
+from common.fields import StrictSerializer, StringOrIntegerField
 from playground.content import MODEL_MAX_CHARS, PROVIDERS
 from reviews.api.fields import choice_field
 from reviews.api.serializers import (
@@ -107,7 +107,7 @@ class ReviewDraftCreateApi(APIView):
     """Draft the review with a critique prompt version (none: the built-in starter), on its
     own provider and model or the ones given. Reviewer only; a submitted review takes none."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
         provider = serializers.ChoiceField(
             choices=PROVIDERS, required=False, allow_blank=True, help_text="Default: the version's."
@@ -158,7 +158,7 @@ class SuggestionAcceptApi(APIView):
     answer as `POST /reviews/{id}/annotations/`). An unanchored one becomes a comment on the
     whole document unless a `quote` or `position` is given."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         quote = QuoteSerializer(required=False, allow_null=True)
         position = PositionSerializer(required=False, allow_null=True)
         area = serializers.ChoiceField(choices=Area.values, required=False)
