@@ -57,7 +57,7 @@ def live_redis(settings) -> redis.Redis:
 def test_streams_of_a_run_share_one_subscription_and_each_gets_every_notice(live_redis):
     channel = f"redline:test:run:shared-{free_port()}"
 
-    async def scenario() -> tuple[int, list[notify.Notice], list[notify.Notice], int]:
+    async def scenario() -> tuple[int, list[notify.Notice | None], list[notify.Notice | None], int]:
         first = await notify.run_join(channel=channel)
         second = await notify.run_join(channel=channel)
         assert first is not None and second is not None
