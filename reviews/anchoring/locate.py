@@ -120,7 +120,7 @@ class _Locator:
         if self.own is None:
             return self.context.prefix
         folded = self.revision.folded_old
-        lo = folded.index[self.own[0]]
+        lo = folded.at(self.own[0])
         return folded.text[max(0, lo - WIDE_CONTEXT) : lo]
 
     @cached_property
@@ -128,7 +128,7 @@ class _Locator:
         if self.own is None:
             return self.context.suffix
         folded = self.revision.folded_old
-        hi = folded.index[self.own[1]]
+        hi = folded.at(self.own[1])
         return folded.text[hi : hi + WIDE_CONTEXT]
 
     def _own_span(self) -> tuple[int, int] | None:
@@ -179,8 +179,8 @@ class _Locator:
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
-            old_lo = old.starts[old.index[self.own[0]] - run]
-            new_lo, new_hi = new.starts[start - run], new.raw_span(start, start)[0]
+            old_lo = old.start_of(old.at(self.own[0]) - run)
+            new_lo, new_hi = new.start_of(start - run), new.raw_span(start, start)[0]
             if _unit_edge(self.revision.old, old_lo, self.own[0], before=True) and _unit_edge(
                 self.revision.new, new_lo, new_hi, before=True
             ):
@@ -195,8 +195,8 @@ class _Locator:
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
-            old_hi = old.ends[old.index[self.own[1]] + run - 1]
-            new_lo, new_hi = new.raw_span(end, end)[0], new.ends[end + run - 1]
+            old_hi = old.end_of(old.at(self.own[1]) + run - 1)
+            new_lo, new_hi = new.raw_span(end, end)[0], new.end_of(end + run - 1)
             if _unit_edge(self.revision.old, self.own[1], old_hi, before=False) and _unit_edge(
                 self.revision.new, new_lo, new_hi, before=False
             ):
@@ -295,10 +295,10 @@ class _Locator:
         if hit is None:
             return None
         start, end = hit
-        index = self.revision.folded_new.index
+        at = self.revision.folded_new.at
         # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
         # a quote that occurs once in each text is taken on the diff's word alone.
-        if not (self._context_ok(index[start], index[end], CONTEXT_MIN) or self._unique()):
+        if not (self._context_ok(at(start), at(end), CONTEXT_MIN) or self._unique()):
             return None
         return self._verbatim(start, end)
 
@@ -323,7 +323,7 @@ class _Locator:
         hits = _find_all(folded.text, quote)
         if not hits:
             return None
-        hits.sort(key=lambda pos: abs(folded.starts[pos] - self.expected))
+        hits.sort(key=lambda pos: abs(folded.start_of(pos) - self.expected))
         distinctive = self._unique()
         best: tuple[bool, float, int, int] | None = None
         for pos in hits[:MAX_OCCURRENCES]:
@@ -380,7 +380,7 @@ class _Locator:
         if len(self.quote.strip()) < FUZZY_MIN_CHARS:
             return None
         folded = self.revision.folded_new
-        region = (folded.index[self.region[0]], folded.index[self.region[1]])
+        region = (folded.at(self.region[0]), folded.at(self.region[1]))
         best: tuple[bool, float, int, int] | None = None
         seen: set[tuple[int, int]] = set()
         for candidate in self._fuzzy_candidates():
@@ -433,7 +433,7 @@ class _Locator:
             and len(self.quote) >= DISTINCTIVE_CHARS
             and (
                 not self.selector.heading_path
-                or self._heading_bonus(self.revision.folded_new.starts[start]) >= 0.1
+                or self._heading_bonus(self.revision.folded_new.start_of(start)) >= 0.1
             )
             and self._alone_in_old()
         )
@@ -443,7 +443,7 @@ class _Locator:
         if self.own is None:
             return False
         folded, quote = self.revision.folded_old, self.quote
-        own_start, own_end = folded.index[self.own[0]], folded.index[self.own[1]]
+        own_start, own_end = folded.at(self.own[0]), folded.at(self.own[1])
         windows, common = _seeds(quote, folded.text)
         if common > COMMON_SEEDS_MAX:  # the document says this kind of thing often
             return False
@@ -462,18 +462,18 @@ class _Locator:
         candidates: list[_Candidate] = []
         if self.bounds is not None:
             first, last = self.bounds
-            index = folded.index
+            at = folded.at
             candidates.append(
                 _Candidate(
-                    start=index[first.pos],
-                    end=index[max(last.pos, first.pos)],
-                    start_range=(index[first.lo], index[first.hi]) if first.loose else None,
-                    end_range=(index[last.lo], index[last.hi]) if last.loose else None,
+                    start=at(first.pos),
+                    end=at(max(last.pos, first.pos)),
+                    start_range=(at(first.lo), at(first.hi)) if first.loose else None,
+                    end_range=(at(last.lo), at(last.hi)) if last.loose else None,
                 )
             )
         windows = _seed_windows(quote, folded.text)
         if len(quote) <= _MATCHER.Match_MaxBits:
-            loc = _MATCHER.match_main(folded.text, quote, folded.index[self.expected])
+            loc = _MATCHER.match_main(folded.text, quote, folded.at(self.expected))
             if loc != -1:
                 windows.append((loc - SEED_CHARS, loc + len(quote) + SEED_CHARS))
         for lo, hi in windows:

@@ -25,6 +25,7 @@ from reviews.anchoring import (
     quote_find,
     selector_from_position,
 )
+from reviews.anchoring.text import _fold_compute
 
 DOC = (Path(__file__).parent / "design_doc.md").read_text(encoding="utf-8")
 
@@ -978,3 +979,38 @@ def test_far_edits_keep_the_anchor_on_the_same_passage(
     assert anchor.status in ("exact", "moved")
     assert (anchor.start, anchor.end) == (start + shift, end + shift)
     assert new[anchor.start : anchor.end] == selector.exact
+
+
+# --------------------------------------------------------------------------- folded-text maps
+
+
+def _fold_maps_by_hand(raw: str) -> tuple[str, list[int], list[int], list[int]]:
+    """The folded text and its three maps, one entry per character (the obvious way)."""
+    text, starts, ends = "", [], []
+    pos = 0
+    while pos < len(raw):
+        run = pos
+        while run < len(raw) and raw[run].isspace():
+            run += 1
+        if run > pos:
+            text, starts, ends, pos = text + " ", [*starts, pos], [*ends, run], run
+        else:
+            text, starts, ends, pos = text + raw[pos], [*starts, pos], [*ends, pos + 1], pos + 1
+    index = [0] * (len(raw) + 1)
+    for folded, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
+        for raw_pos in range(lo, hi):
+            index[raw_pos] = folded
+    index[len(raw)] = len(text)
+    return text, starts, ends, index
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=st.text(alphabet="ab \n\t\r", max_size=40))
+def test_folded_text_maps_match_the_per_character_maps(raw: str) -> None:
+    folded = _fold_compute(raw)
+    text, starts, ends, index = _fold_maps_by_hand(raw)
+    assert folded.text == text
+    assert [folded.start_of(i) for i in range(len(text))] == starts
+    assert [folded.end_of(i) for i in range(len(text))] == ends
+    assert [folded.at(i) for i in range(len(raw) + 1)] == index
+    assert folded.start_of(len(text)) == len(raw)
