@@ -52,8 +52,12 @@ from .text import (
     _fold_text,
     _similarity,
     _token_similarity,
+    _TokenBag,
     _unit_edge,
 )
+
+# The lowest quote similarity any fuzzy landing may have
+QUOTE_MIN_ANY = min(PINNED_QUOTE_MIN, FUZZY_QUOTE_MIN, FAR_QUOTE_MIN, LONE_QUOTE_MIN)
 
 
 def quote_find(
@@ -384,7 +388,10 @@ class _Locator:
         best: tuple[bool, float, int, int] | None = None
         seen: set[tuple[int, int]] = set()
         for candidate in self._fuzzy_candidates():
-            start, end = self._refine(candidate)
+            refined = self._refine(candidate)
+            if refined is None:
+                continue
+            start, end = refined
             if end <= start or (start, end) in seen:
                 continue
             seen.add((start, end))
@@ -482,48 +489,73 @@ class _Locator:
                 candidates.append(aligned)
         return candidates
 
-    def _refine(self, candidate: _Candidate) -> tuple[int, int]:
+    def _refine(self, candidate: _Candidate) -> tuple[int, int] | None:
         """Settle the boundaries: among the token boundaries whose span matches the quote
         (nearly) best, the one with the longest verbatim context next to it.
 
         A loose boundary may move over its whole range; any boundary may also move inwards,
         since the diff may put text inserted next to the passage inside the mapped span.
+        None when every span the boundaries can make is too long for any quote minimum (Dice
+        over characters is at most 2|q| / (|q| + |span|)): a loose bound of a large rewrite
+        spans all of it, and scoring such spans would only cost time.
         """
         text, quote = self.revision.folded_new.text, self.quote
         start, end = candidate.start, candidate.end
         inwards = max(SEED_CHARS, len(quote))
         lo, hi = candidate.start_range or (start, start)
-        guess = start
-        positions = [p for p in _boundaries(text, lo, max(hi, start + inwards), guess) if p < end]
+        guess_start = start
+        starts = [p for p in _boundaries(text, lo, max(hi, start + inwards), start) if p < end]
+        lo, hi = candidate.end_range or (end, end)
+        guess_end = end
+        ends = _boundaries(text, min(lo, end - inwards), hi, end)
+        shortest = min([*ends, end]) - max([*starts, start])
+        if shortest > len(quote) * (2 / QUOTE_MIN_ANY - 1):
+            return None
         start = _settle(
-            positions,
+            starts,
             lambda p: _token_similarity(quote, text[p:end]),
-            lambda p: (self._run_before(p), -abs(p - guess)),
+            lambda p: self.quote_bag.bound(text[p:end]),
+            lambda p: (self._run_before(p), -abs(p - guess_start)),
             start,
         )
-        lo, hi = candidate.end_range or (end, end)
-        guess = end
-        positions = [p for p in _boundaries(text, min(lo, end - inwards), hi, guess) if p > start]
         end = _settle(
-            positions,
+            [p for p in ends if p > start],
             lambda p: _token_similarity(quote, text[start:p]),
-            lambda p: (self._run_after(p), -abs(p - guess)),
+            lambda p: self.quote_bag.bound(text[start:p]),
+            lambda p: (self._run_after(p), -abs(p - guess_end)),
             end,
         )
         return start, end
+
+    @cached_property
+    def quote_bag(self) -> _TokenBag:
+        return _TokenBag(self.quote)
 
 
 def _settle(
     positions: list[int],
     similarity: Callable[[int], float],
+    bound: Callable[[int], float],
     context: Callable[[int], tuple[int, int]],
     default: int,
 ) -> int:
+    """Among ``positions``, those whose similarity is within BOUNDARY_SLACK of the best, the
+    one with the best context. Similarities are computed in decreasing order of their upper
+    ``bound`` until no bound can reach that band: the same answer as scoring every position,
+    for a fraction of the diffs."""
     if not positions:
         return default
-    scores = {p: similarity(p) for p in positions}
-    best = max(scores.values())
-    return max((p for p in positions if scores[p] >= best - BOUNDARY_SLACK), key=context)
+    bounds = {p: bound(p) for p in positions}
+    scores: dict[int, float] = {}
+    best = 0.0
+    for p in sorted(positions, key=lambda p: -bounds[p]):
+        if scores and bounds[p] < best - BOUNDARY_SLACK:
+            break
+        scores[p] = similarity(p)
+        best = max(best, scores[p])
+    return max(
+        (p for p in positions if p in scores and scores[p] >= best - BOUNDARY_SLACK), key=context
+    )
 
 
 def _char_class(ch: str) -> int:

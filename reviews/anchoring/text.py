@@ -89,6 +89,33 @@ def _token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
     return 2.0 * same / total
 
 
+class _TokenBag:
+    """An upper bound of ``_token_similarity(quote, other)`` (number weight 1) for one quote
+    and many others: the same Dice over the tokens the two share as multisets, ignoring order.
+    A diff's equal tokens are common to both, so the bound is never below the similarity; it
+    costs a tokenisation where the similarity costs a diff."""
+
+    def __init__(self, quote: str) -> None:
+        tokens = _TOKEN.findall(quote.lower())
+        self.counts: dict[str, int] = {}
+        for tok in tokens:
+            self.counts[tok] = self.counts.get(tok, 0) + 1
+        self.weight = sum(len(tok) for tok in tokens)
+
+    def bound(self, other: str) -> float:
+        tokens = _TOKEN.findall(other.lower())
+        if not tokens or not self.counts:
+            return 1.0 if not tokens and not self.counts else 0.0
+        left = dict(self.counts)
+        shared = total = 0
+        for tok in tokens:
+            total += len(tok)
+            if left.get(tok, 0) > 0:
+                left[tok] -= 1
+                shared += len(tok)
+        return 2.0 * shared / (self.weight + total)
+
+
 @dataclass(frozen=True)
 class _Folded:
     """A text with each whitespace run folded to one space, with maps to and from the raw text.
