@@ -38,21 +38,23 @@ sections: "Drawbacks", "Alternatives", the KEP production-readiness questions). 
 kind start within NEAR_LINES lines of a line the revision changes (reviewers comment on what then
 gets revised; placed away from changes, nearly every passage is trivially kept).
 
-Ground truth (``truth_compute``), from a line diff of the two revisions (difflib) and exact
-search of the passage with whitespace folded (reflowed paragraphs keep a passage):
+Ground truth (``truth_compute``), from a line diff of the two revisions (difflib, lines
+compared with whitespace folded: re-indenting or re-wrapping is no change) and exact search of
+the passage with whitespace folded. An occurrence in the new text on a line the diff keeps from
+a line holding another old copy of the passage is that copy, never the annotated passage.
 
 1. ``kept``: every line of the passage is an equal line of the diff, mapped to consecutive new
-   lines: the same columns there. If the passage occurs more than once in either text, the equal
-   block holding it must also hold at least CREDIBLE_LINES lines beyond it, else ``ambiguous``
-   (a lone repeated line the diff matched may be a coincidence).
+   lines: the same occurrence there. If the passage occurs more than once in either text, the
+   equal block holding it must also hold at least CREDIBLE_LINES lines beyond it, else
+   ``ambiguous`` (a lone repeated line the diff matched may be a coincidence).
 2. Otherwise the region is the new lines of the diff operations touching the passage's lines.
-   The passage occurring exactly once in the region: ``kept`` there (edited around it).
+   The passage occurring exactly once in the region (other copies aside): ``kept`` there.
 3. Not in the region, exactly once in each text: ``moved`` there.
-4. Nowhere in the new text: ``edited`` if at least EDITED_CONTAINMENT of its words (its words
-   of 4+ letters, when it has two: function words say nothing) are in the region: the passage
-   was reworded in place, and a landing must overlap the region (orphaning it is also right).
-   Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT of them: ``uncertain`` (moved
-   and edited; excluded). Else ``gone``: the truth is orphaned.
+4. Nowhere in the new text but as other copies: ``edited`` if at least EDITED_CONTAINMENT of its
+   words (its words of 4+ letters, when it has two: function words say nothing) are in the
+   region: the passage was reworded in place, and a landing must overlap the region (orphaning
+   it is also right). Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT of them:
+   ``uncertain`` (moved and edited; excluded). Else ``gone``: the truth is orphaned.
 5. Anything else (several copies, none or several in the region): ``ambiguous``, excluded from
    the counts but reported. So is a passage that occurs more often in the old text than in the
    new one when its paragraph, with the one before or after it, occurs twice in the old text: a
@@ -476,14 +478,33 @@ class Truth:
 
 
 class _LineDiff:
+    """A line diff of two revisions (difflib), lines compared with whitespace folded and
+    stripped, so that re-indenting or re-wrapping a line is no change."""
+
     def __init__(self, old: str, new: str) -> None:
         self.old_lines = old.splitlines(keepends=True)
         self.new_lines = new.splitlines(keepends=True)
         self.old_offsets = _offsets(self.old_lines)
         self.new_offsets = _offsets(self.new_lines)
-        matcher = difflib.SequenceMatcher(None, self.old_lines, self.new_lines, autojunk=False)
+        keys_old = [re.sub(r"\s+", " ", line).strip() for line in self.old_lines]
+        keys_new = [re.sub(r"\s+", " ", line).strip() for line in self.new_lines]
+        matcher = difflib.SequenceMatcher(None, keys_old, keys_new, autojunk=False)
         self.opcodes = matcher.get_opcodes()
         self.op_starts = [op[1] for op in self.opcodes]
+        self.op_new_starts = [op[3] for op in self.opcodes]
+
+    def new_line(self, pos: int) -> int:
+        return bisect.bisect_right(self.new_offsets, pos) - 1
+
+    def old_of_new(self, line: int) -> int | None:
+        """The old line an equal new line stands for (None if the line is new or changed)."""
+        i = bisect.bisect_right(self.op_new_starts, line) - 1
+        while i >= 0:
+            tag, i1, _, j1, j2 = self.opcodes[i]
+            if j1 <= line < j2:
+                return i1 + line - j1 if tag == "equal" else None
+            i -= 1
+        return None
 
     def near_changes(self) -> set[int]:
         """Old lines within NEAR_LINES of a line the revision deletes or replaces, or of a
@@ -531,40 +552,58 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
     passage = old[start:end]
     first, last = diff.old_line(start), diff.old_line(end - 1)
     folded_passage = re.sub(r"\s+", " ", passage)
+    size = len(folded_passage)
     old_fold, new_fold = _fold_cached(old), _fold_cached(new)
-    in_old = len(_occurrences(old_fold.text, folded_passage))
+    in_old = _occurrences(old_fold.text, folded_passage)
     in_new = _occurrences(new_fold.text, folded_passage)
-    if 1 < in_old and len(in_new) < in_old and _in_duplicated_block(old, start, end):
+    own = old_fold.folded_at(start)
+    if 1 < len(in_old) and len(in_new) < len(in_old) and _in_duplicated_block(old, start, end):
         return Truth("ambiguous")  # a repeated block lost a copy: which one is a diff's choice
-    # 1. every line an equal line, mapped to consecutive lines
+    # Occurrences in the new text that are another old copy, kept on an unchanged line.
+    other_lines = {diff.old_line(old_fold.starts[p]) for p in in_old if p != own}
+    others = {
+        p for p in in_new if diff.old_of_new(diff.new_line(new_fold.starts[p])) in other_lines
+    }
+    # 1. every line an equal line, mapped to consecutive lines: the same occurrence there
     ops = [diff.opcodes[diff.op_of(line)] for line in range(first, last + 1)]
     if all(op[0] == "equal" for op in ops):
-        mapped = [
-            op[3] + line - op[1] for op, line in zip(ops, range(first, last + 1), strict=True)
-        ]
+        lines = range(first, last + 1)
+        mapped = [op[3] + line - op[1] for op, line in zip(ops, lines, strict=True)]
         if mapped == list(range(mapped[0], mapped[0] + len(mapped))):
             op = ops[0]
-            credible = in_old == 1 and len(in_new) == 1
+            credible = len(in_old) == 1 and len(in_new) == 1
             if not credible:
                 credible = (first - op[1]) + (op[2] - 1 - last) >= CREDIBLE_LINES
-            if not credible:
+            old_span = (
+                old_fold.folded_at(diff.old_offsets[first]),
+                old_fold.folded_at(diff.old_offsets[last + 1]),
+            )
+            new_span = (
+                new_fold.folded_at(diff.new_offsets[mapped[0]]),
+                new_fold.folded_at(diff.new_offsets[mapped[-1] + 1]),
+            )
+            here_old = [p for p in in_old if old_span[0] <= p and p + size <= old_span[1] + 1]
+            here_new = [p for p in in_new if new_span[0] <= p and p + size <= new_span[1] + 1]
+            if not credible or len(here_old) != len(here_new) or own not in here_old:
                 return Truth("ambiguous")
-            shift = diff.new_offsets[mapped[0]] - diff.old_offsets[first]
-            return Truth("kept", start + shift, end + shift)
-    # 2. once in the region the diff gives the passage's lines
+            at = here_new[here_old.index(own)]
+            return Truth("kept", *new_fold.raw(at, at + size))
+    # 2. once in the region the diff gives the passage's lines (other copies left out)
     touched = {diff.op_of(line) for line in range(first, last + 1)}
     new_lo = min(diff.opcodes[i][3] for i in touched)
     new_hi = max(diff.opcodes[i][4] for i in touched)
     region = (diff.new_offsets[new_lo], diff.new_offsets[new_hi])
     folded_region = (new_fold.folded_at(region[0]), new_fold.folded_at(region[1]))
     inside = [
-        p for p in in_new if folded_region[0] <= p and p + len(folded_passage) <= folded_region[1]
+        p
+        for p in in_new
+        if folded_region[0] <= p and p + size <= folded_region[1] + 1 and p not in others
     ]
     if len(inside) == 1:
-        return Truth("kept", *new_fold.raw(inside[0], inside[0] + len(folded_passage)))
-    if not inside and len(in_new) == 1 and in_old == 1:
-        return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + len(folded_passage)))
-    if not in_new:
+        return Truth("kept", *new_fold.raw(inside[0], inside[0] + size))
+    if not inside and len(in_new) == 1 and len(in_old) == 1:
+        return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + size))
+    if not inside and all(p in others for p in in_new):
         if _containment(passage, new[region[0] : region[1]]) >= EDITED_CONTAINMENT:
             return Truth("edited", *region)
         for paragraph in re.split(r"\n\s*\n", new):

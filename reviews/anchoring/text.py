@@ -9,6 +9,7 @@ import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from common.lru import LruCache
 
@@ -187,7 +188,7 @@ def _headings_bytes(headings: _Headings) -> int:
     return _ints_bytes(headings.line_ends) + sum(sys.getsizeof(p) for p in headings.paths)
 
 
-# The bytes both caches below may hold together, read at each insert. This package has no
+# The bytes the re-anchoring caches may hold together, read at each insert. This package has no
 # Django: the reviews app installs a reader of REVIEWS_ANCHOR_CACHE_BYTES (reviews.apps).
 _anchor_cache_bytes: Callable[[], int] = lambda: 4 * 1024 * 1024  # noqa: E731
 
@@ -197,24 +198,31 @@ def anchor_cache_bound_set(bound: Callable[[], int]) -> None:
     _anchor_cache_bytes = bound
 
 
-def _half_bound() -> int:
-    return _anchor_cache_bytes() // 2
+def _share(eighths: int) -> Callable[[], int]:
+    """A cache's share of the bound, in eighths (the shares below add up to eight)."""
+    return lambda: _anchor_cache_bytes() * eighths // 8
 
+
+# The shares: folded texts 3/8, heading indexes 1/8 (a few KB a document), block alignments
+# 4/8 (blocks.py; a long-range revision of a 140 KB document has ~6,000 blocks, ~1 MB).
+FOLD_SHARE, HEADINGS_SHARE, ALIGNMENT_SHARE = 3, 1, 4
 
 # Folded texts and headings by text digest: anchor_locate calls sharing one revision pair fold it
-# once. Bounded in bytes (half of the bound each); a text too large for them is folded per call,
-# and callers re-anchoring many annotations share one pair (anchors_locate).
-_fold_cache: LruCache[_Folded] = LruCache(bound=_half_bound, cost=_folded_bytes)
-_headings_cache: LruCache[_Headings] = LruCache(bound=_half_bound, cost=_headings_bytes)
+# once. Bounded in bytes; a text too large for them is folded per call, and callers
+# re-anchoring many annotations share one pair (anchors_locate).
+_fold_cache: LruCache[_Folded] = LruCache(bound=_share(FOLD_SHARE), cost=_folded_bytes)
+_headings_cache: LruCache[_Headings] = LruCache(bound=_share(HEADINGS_SHARE), cost=_headings_bytes)
+_caches: list[LruCache[Any]] = [_fold_cache, _headings_cache]  # blocks.py adds its own
 
 
 def anchor_caches_clear() -> None:
-    _fold_cache.clear()
-    _headings_cache.clear()
+    for cache in _caches:
+        cache.clear()
 
 
-def _fold(raw: str) -> _Folded:
-    key = _text_key(raw)
+def _fold(raw: str, key: str | None = None) -> _Folded:
+    """The folded text, from the cache (``key``: the text's ``_text_key``, if known)."""
+    key = key or _text_key(raw)
     folded = _fold_cache.get(key)
     if folded is None:
         folded = _fold_compute(raw)
@@ -244,8 +252,8 @@ def _fold_text(raw: str) -> str:
     return _WHITESPACE.sub(" ", raw)
 
 
-def _headings(text: str) -> _Headings:
-    key = _text_key(text)
+def _headings(text: str, key: str | None = None) -> _Headings:
+    key = key or _text_key(text)
     headings = _headings_cache.get(key)
     if headings is None:
         headings = _Headings(text)
