@@ -52,9 +52,10 @@ a line holding another old copy of the passage is that copy, never the annotated
 3. Not in the region, exactly once in each text: ``moved`` there.
 4. Nowhere in the new text but as other copies: ``edited`` if at least EDITED_CONTAINMENT of its
    words (its words of 4+ letters, when it has two: function words say nothing) are in the
-   region: the passage was reworded in place, and a landing must overlap the region (orphaning
-   it is also right). Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT of them:
-   ``uncertain`` (moved and edited; excluded). Else ``gone``: the truth is orphaned.
+   stretch of changed lines holding the region (up to the nearest unchanged non-blank lines
+   around it): the passage was reworded in place, and a landing must overlap that stretch
+   (orphaning it is also right). Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT
+   of them: ``uncertain`` (moved and edited; excluded). Else ``gone``: the truth is orphaned.
 5. Anything else (several copies, none or several in the region): ``ambiguous``, excluded from
    the counts but reported. So is a passage that occurs more often in the old text than in the
    new one when its paragraph, with the one before or after it, occurs twice in the old text: a
@@ -493,6 +494,23 @@ class _LineDiff:
         self.op_starts = [op[1] for op in self.opcodes]
         self.op_new_starts = [op[3] for op in self.opcodes]
 
+    def changed_stretch(self, first: int, last: int) -> tuple[int, int]:
+        """The new text of operations ``first..last`` widened to the nearest unchanged
+        non-blank lines on each side (blank lines do not end a stretch of edits)."""
+
+        def blank(i: int) -> bool:
+            tag, i1, i2, _, _ = self.opcodes[i]
+            return tag == "equal" and not "".join(self.old_lines[i1:i2]).strip()
+
+        while first > 0 and (self.opcodes[first - 1][0] != "equal" or blank(first - 1)):
+            first -= 1
+        while last + 1 < len(self.opcodes) and (
+            self.opcodes[last + 1][0] != "equal" or blank(last + 1)
+        ):
+            last += 1
+        lo, hi = self.opcodes[first][3], self.opcodes[last][4]
+        return self.new_offsets[lo], self.new_offsets[hi]
+
     def new_line(self, pos: int) -> int:
         return bisect.bisect_right(self.new_offsets, pos) - 1
 
@@ -604,8 +622,9 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
     if not inside and len(in_new) == 1 and len(in_old) == 1:
         return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + size))
     if not inside and all(p in others for p in in_new):
-        if _containment(passage, new[region[0] : region[1]]) >= EDITED_CONTAINMENT:
-            return Truth("edited", *region)
+        stretch = diff.changed_stretch(min(touched), max(touched))
+        if _containment(passage, new[stretch[0] : stretch[1]]) >= EDITED_CONTAINMENT:
+            return Truth("edited", *stretch)
         for paragraph in re.split(r"\n\s*\n", new):
             if _containment(passage, paragraph) >= MOVED_EDITED_CONTAINMENT:
                 return Truth("uncertain")
