@@ -49,7 +49,11 @@ a line holding another old copy of the passage is that copy, never the annotated
    ``ambiguous`` (a lone repeated line the diff matched may be a coincidence).
 2. Otherwise the region is the new lines of the diff operations touching the passage's lines.
    The passage occurring exactly once in the region (other copies aside): ``kept`` there.
-3. Not in the region, exactly once in each text: ``moved`` there.
+3. Not in the region, exactly once in each text: ``moved`` there. For a passage of fewer than
+   SHORT_WORDS words, 2 and 3 become: the one occurrence on new lines holding at least
+   EDITED_CONTAINMENT of the words of the passage's old lines is it (``kept`` in the region,
+   ``moved`` elsewhere); several such, or an unrecognisable one in the region: ``ambiguous``;
+   any others are the phrase reused in other sentences, and 4 applies.
 4. Nowhere in the new text but as other copies: ``edited`` if at least EDITED_CONTAINMENT of its
    words (its words of 4+ letters, when it has two: function words say nothing) are in the
    stretch of changed lines holding the region (up to the nearest unchanged non-blank lines
@@ -110,6 +114,7 @@ MIX = {"sentence": 7, "phrase": 7, "heading": 2, "repeated phrase": 5, "look-ali
 
 # Ground truth
 CREDIBLE_LINES = 3
+SHORT_WORDS = 6
 EDITED_CONTAINMENT = 0.5
 MOVED_EDITED_CONTAINMENT = 0.7
 
@@ -612,16 +617,31 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
     new_hi = max(diff.opcodes[i][4] for i in touched)
     region = (diff.new_offsets[new_lo], diff.new_offsets[new_hi])
     folded_region = (new_fold.folded_at(region[0]), new_fold.folded_at(region[1]))
-    inside = [
-        p
-        for p in in_new
-        if folded_region[0] <= p and p + size <= folded_region[1] + 1 and p not in others
-    ]
-    if len(inside) == 1:
+    candidates = [p for p in in_new if p not in others]
+    inside = [p for p in candidates if folded_region[0] <= p and p + size <= folded_region[1] + 1]
+    if len(passage.split()) < SHORT_WORDS:
+        # A short phrase recurs in unrelated sentences: only an occurrence on lines that are
+        # recognisably the passage's lines is it.
+        old_lines = old[diff.old_offsets[first] : diff.old_offsets[last + 1]]
+
+        def recognisable(p: int) -> bool:
+            lo, hi = new_fold.raw(p, p + size)
+            a, b = diff.new_line(lo), diff.new_line(hi - 1)
+            text = new[diff.new_offsets[a] : diff.new_offsets[b + 1]]
+            return _containment(old_lines, text) >= EDITED_CONTAINMENT
+
+        good = [p for p in candidates if recognisable(p)]
+        if len(good) == 1:
+            kind = "kept" if good[0] in inside else "moved"
+            return Truth(kind, *new_fold.raw(good[0], good[0] + size))
+        if good or inside:
+            return Truth("ambiguous")
+        candidates = []
+    elif len(inside) == 1:
         return Truth("kept", *new_fold.raw(inside[0], inside[0] + size))
-    if not inside and len(in_new) == 1 and len(in_old) == 1:
+    elif not inside and len(in_new) == 1 and len(in_old) == 1:
         return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + size))
-    if not inside and all(p in others for p in in_new):
+    if not candidates:
         stretch = diff.changed_stretch(min(touched), max(touched))
         if _containment(passage, new[stretch[0] : stretch[1]]) >= EDITED_CONTAINMENT:
             return Truth("edited", *stretch)

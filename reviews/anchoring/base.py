@@ -34,6 +34,7 @@ FUZZY_MIN_CHARS = 6  # below this a fuzzy match means nothing
 FUZZY_QUOTE_MIN = 0.6
 PINNED_CONTEXT = 0.9  # both sides this similar: the span between them is the passage...
 PINNED_QUOTE_MIN = 0.5  # ...even if it was reworded this much
+ONE_SIDED_QUOTE_MIN = 0.75  # a near candidate recognisable on one side only needs this quote
 LONE_QUOTE_MIN = 0.85  # context lost (reordered list items): a near, same-section, distinctive
 COMMON_SEEDS_MAX = 0.25  # quote may land if nothing else in the old text resembled it
 # Distance: candidates away from where the diff maps the passage

@@ -27,6 +27,7 @@ from .base import (
     MOVE_EVIDENCE_MIN,
     MOVE_WINDOW,
     NEAR_CHARS,
+    ONE_SIDED_QUOTE_MIN,
     ONE_SIDED_RUN,
     ORPHANED,
     OUTSIDE_CONTEXT_MIN,
@@ -416,6 +417,10 @@ class _Locator:
             sides = self._sides(start, end)
             pinned = len(sides) == 2 and min(sides) >= PINNED_CONTEXT
             if similarity < (PINNED_QUOTE_MIN if pinned else FUZZY_QUOTE_MIN):
+                return None
+            # Context on one side only may just be the passage's old place: text inserted there
+            # inherits it. Then the quote itself must be nearly there.
+            if (len(sides) < 2 or min(sides) < SIDE_FLOOR) and similarity < ONE_SIDED_QUOTE_MIN:
                 return None
             if not (self._context_ok(start, end, CONTEXT_MIN) or self._lone(similarity, start)):
                 return None
