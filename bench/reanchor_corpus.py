@@ -52,8 +52,9 @@ a line holding another old copy of the passage is that copy, never the annotated
 3. Not in the region, exactly once in each text: ``moved`` there. For a passage of fewer than
    SHORT_WORDS words, 2 and 3 become: the one occurrence on new lines holding at least
    EDITED_CONTAINMENT of the words of the passage's old lines is it (``kept`` in the region,
-   ``moved`` elsewhere); several such, or an unrecognisable one in the region: ``ambiguous``;
-   any others are the phrase reused in other sentences, and 4 applies.
+   ``moved`` elsewhere, unless the region is itself recognisably its lines, edited: then
+   ``ambiguous``); several such, or an unrecognisable one in the region: ``ambiguous``; any
+   others are the phrase reused in other sentences, and 4 applies.
 4. Nowhere in the new text but as other copies: ``edited`` if at least EDITED_CONTAINMENT of its
    words (its words of 4+ letters, when it has two: function words say nothing) are in the
    stretch of changed lines holding the region (up to the nearest unchanged non-blank lines
@@ -633,6 +634,10 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
         good = [p for p in candidates if recognisable(p)]
         if len(good) == 1:
             kind = "kept" if good[0] in inside else "moved"
+            if kind == "moved" and (
+                _containment(old_lines, new[region[0] : region[1]]) >= EDITED_CONTAINMENT
+            ):
+                return Truth("ambiguous")  # its lines were edited in place, it recurs elsewhere
             return Truth(kind, *new_fold.raw(good[0], good[0] + size))
         if good or inside:
             return Truth("ambiguous")
