@@ -986,7 +986,7 @@ def test_far_edits_keep_the_anchor_on_the_same_passage(
 
 def _fold_maps_by_hand(raw: str) -> tuple[str, list[int], list[int], list[int]]:
     """The folded text and its three maps, one entry per character (the obvious way)."""
-    text, starts, ends = "", [], []
+    text, starts, ends = "", list[int](), list[int]()
     pos = 0
     while pos < len(raw):
         run = pos
@@ -1072,6 +1072,7 @@ def test_a_renumbered_paragraph_is_not_captured_by_the_new_first_one() -> None:
     assert anchor.status in ("fuzzy", "orphaned"), anchor
     if anchor.status == "fuzzy":
         second = new.index("Second, we can see")
+        assert anchor.start is not None
         assert second <= anchor.start < new.index("Third")
 
 
@@ -1090,6 +1091,7 @@ def test_a_phrase_of_one_list_line_stays_on_that_line_when_every_line_changes_al
     assert anchor.status in ("fuzzy", "orphaned"), anchor
     if anchor.status == "fuzzy":
         line = new.index("- `pkg/admit/load`")
+        assert anchor.start is not None
         assert line <= anchor.start < new.index("\n", line)
         assert "88.5%" in landed
 
