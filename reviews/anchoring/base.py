@@ -20,7 +20,8 @@ DIFF_DELETE, DIFF_INSERT, DIFF_EQUAL = -1, 1, 0
 # but for ONE_SIDED_QUOTE_MIN (added), on real revisions: bench/reanchor_corpus.py, 54 revision
 # pairs of rust-lang/rfcs, golang/proposal and kubernetes/enhancements documents, ~1,330
 # annotations a placement seed (docs/operations.md, "Re-anchoring, measured"). There, moving
-# any one of them as far as noted ("corpus: ...", seed 1) changed no verdict but where said:
+# any one of them as far as noted ("corpus: ...", seed 1; measured before ONE_SIDED_QUOTE_MIN
+# and the last refinements of the truth rules) changed no verdict but where said:
 # most are backstops, each catching cases the tests pin down, rather than finely balanced.
 #
 # Context: the selector's prefix/suffix, compared by similarity...
