@@ -11,6 +11,9 @@ mis-anchors.
 Run: `.venv/bin/python bench/reanchor.py [--runs N] [--seed S]` (no Django needed);
 `--check-seeds N` skips the timing and totals the verdicts over N generated revisions (the
 templated prose is full of look-alikes, which makes it a hard accuracy test).
+`--corpus DIR [--placement-seed S] [--verbose]` runs on the real-text corpus instead
+(bench/reanchor_corpus.py builds it): p50/p95 per annotation and correct / wrong /
+orphaned-although-present against its ground truth.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reviews.anchoring import (  # noqa: E402
     Anchor,
@@ -428,6 +432,96 @@ def forget_caches() -> None:
     anchoring_text.anchor_caches_clear()
 
 
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
+    """Re-anchor the real-text corpus (bench/reanchor_corpus.py): time each annotation
+    (anchor_locate on the pair's shared diff, caches cold at each pair's start, as a worker
+    re-anchoring a new revision would be) and judge every landing against the ground truth."""
+    from reanchor_corpus import corpus_load
+    from reanchor_corpus import verdict as corpus_verdict
+
+    pairs = corpus_load(directory, seed=seed)
+    if not pairs:
+        raise SystemExit(f"no pairs under {directory} (bench/reanchor_corpus.py build)")
+    repos = Counter(p.entry["repo"] for p in pairs)
+    count = sum(len(p.annotations) for p in pairs)
+    print(
+        f"corpus: {len(pairs)} revision pairs from {len(repos)} repositories "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(repos.items()))}), {count} annotations "
+        f"(placement seed {seed})"
+    )
+    truths = Counter(t.kind for p in pairs for t in p.truths)
+    print("  truth: " + ", ".join(f"{k} {v}" for k, v in truths.most_common()))
+    per_annotation: list[float] = []
+    batch: list[float] = []
+    verdicts: Counter[str] = Counter()
+    by_kind: Counter[tuple[str, str]] = Counter()
+    for run in range(runs):
+        for pair in pairs:
+            selectors = [
+                selector_from_position(text=pair.old, start=n.start, end=n.end)
+                for n in pair.annotations
+            ]
+            forget_caches()
+            began = time.perf_counter()
+            anchors = anchors_locate(selectors=selectors, old_text=pair.old, new_text=pair.new)
+            batch.append((time.perf_counter() - began) / max(1, len(selectors)))
+            forget_caches()
+            diffs = anchor_diff_compute(old_text=pair.old, new_text=pair.new)
+            for selector in selectors:
+                began = time.perf_counter()
+                anchor_locate(selector=selector, old_text=pair.old, new_text=pair.new, diffs=diffs)
+                per_annotation.append(time.perf_counter() - began)
+            if run:
+                continue
+            for note, truth, anchor in zip(pair.annotations, pair.truths, anchors, strict=True):
+                found = corpus_verdict(truth, anchor.start, anchor.end)
+                verdicts[found] += 1
+                by_kind[(note.kind, found)] += 1
+                if verbose and found in ("WRONG", "orphaned although present"):
+                    quote = pair.old[note.start : note.end].replace("\n", " ")[:70]
+                    landed = (
+                        pair.new[anchor.start : anchor.end].replace("\n", " ")[:70]
+                        if anchor.start is not None
+                        else "-"
+                    )
+                    print(
+                        f"  {found}: {pair.name} [{note.kind}, truth {truth.kind} "
+                        f"{truth.start}:{truth.end}] {quote!r} -> {anchor.status} "
+                        f"{anchor.start}:{anchor.end} {landed!r}"
+                    )
+    ms = 1000.0
+    print(
+        f"  per annotation (anchor_locate on the pair's shared diff, {len(per_annotation)} "
+        f"calls): p50 {_percentile(per_annotation, 0.5) * ms:.2f} ms, "
+        f"p95 {_percentile(per_annotation, 0.95) * ms:.2f} ms, "
+        f"max {max(per_annotation) * ms:.1f} ms"
+    )
+    print(
+        f"  anchors_locate per pair, diff included, per annotation: "
+        f"p50 {_percentile(batch, 0.5) * ms:.2f} ms, p95 {_percentile(batch, 0.95) * ms:.2f} ms"
+    )
+    judged = sum(n for k, n in verdicts.items() if not k.startswith("excluded"))
+    print(
+        f"  against ground truth ({judged} judged): correct {verdicts['correct']}, "
+        f"WRONG {verdicts['WRONG']}, orphaned although present "
+        f"{verdicts['orphaned although present']}, "
+        + ", ".join(
+            f"{k} {v}"
+            for k, v in verdicts.most_common()
+            if k not in ("correct", "WRONG", "orphaned although present")
+        )
+    )
+    kinds = sorted({kind for kind, _ in by_kind})
+    for kind in kinds:
+        row = {found: n for (k, found), n in by_kind.items() if k == kind}
+        print(f"    {kind}: " + ", ".join(f"{k} {v}" for k, v in sorted(row.items())))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -439,7 +533,20 @@ def main() -> None:
         metavar="N",
         help="instead of timing, re-anchor N generated revisions and total the verdicts",
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="DIR",
+        help="re-anchor the real-text corpus built by bench/reanchor_corpus.py in DIR instead",
+    )
+    parser.add_argument(
+        "--placement-seed", default="1", help="annotation placement seed for --corpus"
+    )
+    parser.add_argument("--verbose", action="store_true", help="with --corpus: list misses")
     args = parser.parse_args()
+    if args.corpus:
+        run_corpus(args.corpus, seed=args.placement_seed, runs=args.runs, verbose=args.verbose)
+        return
     if args.check_seeds:
         check(args.check_seeds)
         return

@@ -566,7 +566,7 @@ TEXTSTORE_DELTA_OPS_CACHE_BYTES = env_int(
 )
 # Packed (compressed) version diffs (8 MiB).
 PLAYGROUND_DIFF_CACHE_BYTES = env_int("PLAYGROUND_DIFF_CACHE_BYTES", PROCESS_CACHE_BYTES // 8)
-# Re-anchoring's folded texts and headings by text (4 MiB). The remaining 8 MiB of
+# Re-anchoring's folded texts, headings and block alignments (4 MiB). The remaining 8 MiB of
 # PROCESS_CACHE_BYTES is the version content cache's (playground.fetch).
 REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE_BYTES // 16)
 # Exports: a version whose texts total more characters than this is never rendered whole to

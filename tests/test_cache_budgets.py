@@ -5,7 +5,15 @@ import sys
 
 from django.conf import settings
 
-from reviews.anchoring.text import _fold, _fold_cache, _headings, _headings_cache
+from reviews.anchoring import anchor_locate, selector_from_position
+from reviews.anchoring.blocks import _alignment_cache
+from reviews.anchoring.text import (
+    _fold,
+    _fold_cache,
+    _headings,
+    _headings_cache,
+    anchor_caches_clear,
+)
 from textstore.cache import base_cache, delta_ops_cache, text_cache
 from textstore.ranges import _Op
 
@@ -53,19 +61,36 @@ def test_rebuilt_texts_count_their_real_size(settings):
 
 
 def test_re_anchoring_folds_are_bounded_in_bytes(settings):
-    settings.REVIEWS_ANCHOR_CACHE_BYTES = 2_000_000  # 1 MB for each of the two
-    _fold_cache.clear()
-    _headings_cache.clear()
+    settings.REVIEWS_ANCHOR_CACHE_BYTES = 2_000_000  # folds 3/8, headings 1/8, alignments 4/8
+    anchor_caches_clear()
     for n in range(20):
-        text = f"# Heading {n}\n" + "word  and   spaces\n" * 200
+        text = f"# Heading {n}\n" + "word  and   spaces\n" * 2000
         assert _fold(text).text.startswith(f"# Heading {n}")
         assert _headings(text).path_at(20) == (f"Heading {n}",)
-    assert 0 < _fold_cache.used <= 1_000_000
-    assert 1 < len(_fold_cache) < 20  # each fold of ~3,800 characters counts ~330 KB
-    assert 0 < _headings_cache.used <= 1_000_000
+    assert 0 < _fold_cache.used <= 750_000
+    # Each fold of ~32,000 characters counts ~134 KB: its text and three 8-byte ints for each
+    # of its 4,000 runs of two or more whitespace characters.
+    assert 1 < len(_fold_cache) < 20
+    assert 0 < _headings_cache.used <= 250_000
     # A document too large for the cache is folded all the same, just not kept.
     big = "x  y\n" * 100_000
     assert _fold(big).text == "x y " * 100_000
-    assert _fold_cache.used <= 1_000_000
-    _fold_cache.clear()
-    _headings_cache.clear()
+    assert _fold_cache.used <= 750_000
+    anchor_caches_clear()
+
+
+def test_re_anchoring_alignments_are_bounded_in_bytes(settings):
+    settings.REVIEWS_ANCHOR_CACHE_BYTES = 400_000  # 200 KB of block alignments
+    anchor_caches_clear()
+    kept = "Sentence {} stays where the first revision put it.\n"
+    old = "".join(kept.format(k) for k in range(400))
+    start = old.index(kept.format(1))
+    selector = selector_from_position(text=old, start=start, end=start + len(kept) - 1)
+    for n in range(20):
+        # Every other sentence rewritten: 400 blocks, ~77 KB
+        new = "".join(kept.format(k) if k % 2 else f"Line {k} moved {n}.\n" for k in range(400))
+        assert anchor_locate(selector=selector, old_text=old, new_text=new).status == "moved"
+        assert 0 < _alignment_cache.used <= 200_000
+    assert 0 < len(_alignment_cache) < 20
+    anchor_caches_clear()
+    assert _alignment_cache.used == 0

@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import bisect
+import hashlib
+import sys
+from array import array
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from common.lru import LruCache
+
 from .base import DIFF_DELETE, DIFF_EQUAL, DIFF_INSERT, Diff
 from .revdiff import anchor_diff_compute
-from .text import _fold, _Folded, _Headings, _headings
+from .text import (
+    ALIGNMENT_SHARE,
+    _caches,
+    _fold,
+    _Folded,
+    _Headings,
+    _headings,
+    _share,
+    _text_key,
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Block:
     """A run of the diff: equal text, or one edit group (deletions and insertions together)."""
 
@@ -36,25 +50,16 @@ class _Bound:
         return self.lo != self.hi
 
 
-class _Revision:
-    """One old→new revision pair: its diff as blocks, plus lazily folded texts and headings."""
+@dataclass(frozen=True)
+class _Alignment:
+    """A revision diff as blocks, with their starts on each side (for bisection)."""
 
-    def __init__(self, old: str, new: str, diffs: Diff | None) -> None:
-        self.old = old
-        self.new = new
-        if diffs is None:
-            diffs = anchor_diff_compute(old_text=old, new_text=new)
-        elif (
-            "".join(data for op, data in diffs if op != DIFF_INSERT) != old
-            or "".join(data for op, data in diffs if op != DIFF_DELETE) != new
-        ):
-            raise ValueError("diffs do not transform old_text into new_text")
-        self.blocks = self._blocks(diffs)
-        self._old_starts = [block.old_start for block in self.blocks]
-        self._new_starts = [block.new_start for block in self.blocks]
+    blocks: list[_Block]
+    old_starts: list[int]
+    new_starts: list[int]
 
-    @staticmethod
-    def _blocks(diffs: Diff) -> list[_Block]:
+    @classmethod
+    def of(cls, diffs: Diff) -> _Alignment:
         blocks: list[_Block] = []
         old_pos = new_pos = 0
         for op, data in diffs:
@@ -69,19 +74,75 @@ class _Revision:
             else:
                 blocks.append(_Block(equal, old_pos, old_end, new_pos, new_end))
             old_pos, new_pos = old_end, new_end
-        return blocks
+        return cls(
+            blocks=blocks,
+            old_starts=[block.old_start for block in blocks],
+            new_starts=[block.new_start for block in blocks],
+        )
+
+
+def _alignment_bytes(alignment: _Alignment) -> int:
+    # A slotted block is 56 bytes plus its ints (28 bytes each beyond the small-int cache); the
+    # two start lists hold the same int objects.
+    count = len(alignment.blocks)
+    return count * (56 + 4 * 28) + 3 * sys.getsizeof(alignment.blocks)
+
+
+# Block alignments by (old text, new text, diff): anchor_locate calls sharing a revision pair
+# (and its diff, or none) align it once, and without a diff also run anchor_diff_compute once.
+# Bounded in bytes (ALIGNMENT_SHARE of the re-anchoring caches' bound).
+_alignment_cache: LruCache[_Alignment] = LruCache(
+    bound=_share(ALIGNMENT_SHARE), cost=_alignment_bytes
+)
+_caches.append(_alignment_cache)
+
+
+def _diff_signature(diffs: Diff) -> str:
+    """A digest of the diff's operations and lengths: with both texts, that is the whole
+    diff (the texts supply the characters once the diff is known to rebuild them)."""
+    shape = array("q", [op * (len(data) + 1) for op, data in diffs])
+    return hashlib.blake2b(shape.tobytes(), digest_size=16).hexdigest()
+
+
+class _Revision:
+    """One old→new revision pair: its diff as blocks, plus lazily folded texts and headings.
+
+    The alignment, the folded texts and the heading index are cached per text (byte-bounded,
+    see text.py), so re-anchoring annotations one call at a time indexes a revision once.
+    """
+
+    def __init__(self, old: str, new: str, diffs: Diff | None) -> None:
+        self.old = old
+        self.new = new
+        self.old_key, self.new_key = _text_key(old), _text_key(new)
+        if diffs is not None and (
+            "".join(data for op, data in diffs if op != DIFF_INSERT) != old
+            or "".join(data for op, data in diffs if op != DIFF_DELETE) != new
+        ):
+            raise ValueError("diffs do not transform old_text into new_text")
+        shape = "own" if diffs is None else _diff_signature(diffs)
+        key = f"{self.old_key}:{self.new_key}:{shape}"
+        alignment = _alignment_cache.get(key)
+        if alignment is None:
+            if diffs is None:
+                diffs = anchor_diff_compute(old_text=old, new_text=new)
+            alignment = _Alignment.of(diffs)
+            _alignment_cache.put(key, alignment)
+        self.blocks = alignment.blocks
+        self._old_starts = alignment.old_starts
+        self._new_starts = alignment.new_starts
 
     @cached_property
     def folded_new(self) -> _Folded:
-        return _fold(self.new)
+        return _fold(self.new, self.new_key)
 
     @cached_property
     def folded_old(self) -> _Folded:
-        return _fold(self.old)
+        return _fold(self.old, self.old_key)
 
     @cached_property
     def headings_new(self) -> _Headings:
-        return _headings(self.new)
+        return _headings(self.new, self.new_key)
 
     def _edit_at(self, pos: int) -> _Block | None:
         """The edit group touching old offset ``pos``; None if ``pos`` is inside kept text."""

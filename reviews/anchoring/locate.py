@@ -27,6 +27,7 @@ from .base import (
     MOVE_EVIDENCE_MIN,
     MOVE_WINDOW,
     NEAR_CHARS,
+    ONE_SIDED_QUOTE_MIN,
     ONE_SIDED_RUN,
     ORPHANED,
     OUTSIDE_CONTEXT_MIN,
@@ -52,8 +53,12 @@ from .text import (
     _fold_text,
     _similarity,
     _token_similarity,
+    _TokenBag,
     _unit_edge,
 )
+
+# The lowest quote similarity any fuzzy landing may have
+QUOTE_MIN_ANY = min(PINNED_QUOTE_MIN, FUZZY_QUOTE_MIN, FAR_QUOTE_MIN, LONE_QUOTE_MIN)
 
 
 def quote_find(
@@ -120,7 +125,7 @@ class _Locator:
         if self.own is None:
             return self.context.prefix
         folded = self.revision.folded_old
-        lo = folded.index[self.own[0]]
+        lo = folded.at(self.own[0])
         return folded.text[max(0, lo - WIDE_CONTEXT) : lo]
 
     @cached_property
@@ -128,7 +133,7 @@ class _Locator:
         if self.own is None:
             return self.context.suffix
         folded = self.revision.folded_old
-        hi = folded.index[self.own[1]]
+        hi = folded.at(self.own[1])
         return folded.text[hi : hi + WIDE_CONTEXT]
 
     def _own_span(self) -> tuple[int, int] | None:
@@ -179,8 +184,8 @@ class _Locator:
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
-            old_lo = old.starts[old.index[self.own[0]] - run]
-            new_lo, new_hi = new.starts[start - run], new.raw_span(start, start)[0]
+            old_lo = old.start_of(old.at(self.own[0]) - run)
+            new_lo, new_hi = new.start_of(start - run), new.raw_span(start, start)[0]
             if _unit_edge(self.revision.old, old_lo, self.own[0], before=True) and _unit_edge(
                 self.revision.new, new_lo, new_hi, before=True
             ):
@@ -195,8 +200,8 @@ class _Locator:
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
-            old_hi = old.ends[old.index[self.own[1]] + run - 1]
-            new_lo, new_hi = new.raw_span(end, end)[0], new.ends[end + run - 1]
+            old_hi = old.end_of(old.at(self.own[1]) + run - 1)
+            new_lo, new_hi = new.raw_span(end, end)[0], new.end_of(end + run - 1)
             if _unit_edge(self.revision.old, self.own[1], old_hi, before=False) and _unit_edge(
                 self.revision.new, new_lo, new_hi, before=False
             ):
@@ -295,10 +300,10 @@ class _Locator:
         if hit is None:
             return None
         start, end = hit
-        index = self.revision.folded_new.index
+        at = self.revision.folded_new.at
         # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
         # a quote that occurs once in each text is taken on the diff's word alone.
-        if not (self._context_ok(index[start], index[end], CONTEXT_MIN) or self._unique()):
+        if not (self._context_ok(at(start), at(end), CONTEXT_MIN) or self._unique()):
             return None
         return self._verbatim(start, end)
 
@@ -323,7 +328,7 @@ class _Locator:
         hits = _find_all(folded.text, quote)
         if not hits:
             return None
-        hits.sort(key=lambda pos: abs(folded.starts[pos] - self.expected))
+        hits.sort(key=lambda pos: abs(folded.start_of(pos) - self.expected))
         distinctive = self._unique()
         best: tuple[bool, float, int, int] | None = None
         for pos in hits[:MAX_OCCURRENCES]:
@@ -380,11 +385,14 @@ class _Locator:
         if len(self.quote.strip()) < FUZZY_MIN_CHARS:
             return None
         folded = self.revision.folded_new
-        region = (folded.index[self.region[0]], folded.index[self.region[1]])
+        region = (folded.at(self.region[0]), folded.at(self.region[1]))
         best: tuple[bool, float, int, int] | None = None
         seen: set[tuple[int, int]] = set()
         for candidate in self._fuzzy_candidates():
-            start, end = self._refine(candidate)
+            refined = self._refine(candidate)
+            if refined is None:
+                continue
+            start, end = refined
             if end <= start or (start, end) in seen:
                 continue
             seen.add((start, end))
@@ -410,6 +418,10 @@ class _Locator:
             pinned = len(sides) == 2 and min(sides) >= PINNED_CONTEXT
             if similarity < (PINNED_QUOTE_MIN if pinned else FUZZY_QUOTE_MIN):
                 return None
+            # Context on one side only may just be the passage's old place: text inserted there
+            # inherits it. Then the quote itself must be nearly there.
+            if (len(sides) < 2 or min(sides) < SIDE_FLOOR) and similarity < ONE_SIDED_QUOTE_MIN:
+                return None
             if not (self._context_ok(start, end, CONTEXT_MIN) or self._lone(similarity, start)):
                 return None
         elif (
@@ -433,7 +445,7 @@ class _Locator:
             and len(self.quote) >= DISTINCTIVE_CHARS
             and (
                 not self.selector.heading_path
-                or self._heading_bonus(self.revision.folded_new.starts[start]) >= 0.1
+                or self._heading_bonus(self.revision.folded_new.start_of(start)) >= 0.1
             )
             and self._alone_in_old()
         )
@@ -443,7 +455,7 @@ class _Locator:
         if self.own is None:
             return False
         folded, quote = self.revision.folded_old, self.quote
-        own_start, own_end = folded.index[self.own[0]], folded.index[self.own[1]]
+        own_start, own_end = folded.at(self.own[0]), folded.at(self.own[1])
         windows, common = _seeds(quote, folded.text)
         if common > COMMON_SEEDS_MAX:  # the document says this kind of thing often
             return False
@@ -462,18 +474,18 @@ class _Locator:
         candidates: list[_Candidate] = []
         if self.bounds is not None:
             first, last = self.bounds
-            index = folded.index
+            at = folded.at
             candidates.append(
                 _Candidate(
-                    start=index[first.pos],
-                    end=index[max(last.pos, first.pos)],
-                    start_range=(index[first.lo], index[first.hi]) if first.loose else None,
-                    end_range=(index[last.lo], index[last.hi]) if last.loose else None,
+                    start=at(first.pos),
+                    end=at(max(last.pos, first.pos)),
+                    start_range=(at(first.lo), at(first.hi)) if first.loose else None,
+                    end_range=(at(last.lo), at(last.hi)) if last.loose else None,
                 )
             )
         windows = _seed_windows(quote, folded.text)
         if len(quote) <= _MATCHER.Match_MaxBits:
-            loc = _MATCHER.match_main(folded.text, quote, folded.index[self.expected])
+            loc = _MATCHER.match_main(folded.text, quote, folded.at(self.expected))
             if loc != -1:
                 windows.append((loc - SEED_CHARS, loc + len(quote) + SEED_CHARS))
         for lo, hi in windows:
@@ -482,48 +494,73 @@ class _Locator:
                 candidates.append(aligned)
         return candidates
 
-    def _refine(self, candidate: _Candidate) -> tuple[int, int]:
+    def _refine(self, candidate: _Candidate) -> tuple[int, int] | None:
         """Settle the boundaries: among the token boundaries whose span matches the quote
         (nearly) best, the one with the longest verbatim context next to it.
 
         A loose boundary may move over its whole range; any boundary may also move inwards,
         since the diff may put text inserted next to the passage inside the mapped span.
+        None when every span the boundaries can make is too long for any quote minimum (Dice
+        over characters is at most 2|q| / (|q| + |span|)): a loose bound of a large rewrite
+        spans all of it, and scoring such spans would only cost time.
         """
         text, quote = self.revision.folded_new.text, self.quote
         start, end = candidate.start, candidate.end
         inwards = max(SEED_CHARS, len(quote))
         lo, hi = candidate.start_range or (start, start)
-        guess = start
-        positions = [p for p in _boundaries(text, lo, max(hi, start + inwards), guess) if p < end]
+        guess_start = start
+        starts = [p for p in _boundaries(text, lo, max(hi, start + inwards), start) if p < end]
+        lo, hi = candidate.end_range or (end, end)
+        guess_end = end
+        ends = _boundaries(text, min(lo, end - inwards), hi, end)
+        shortest = min([*ends, end]) - max([*starts, start])
+        if shortest > len(quote) * (2 / QUOTE_MIN_ANY - 1):
+            return None
         start = _settle(
-            positions,
+            starts,
             lambda p: _token_similarity(quote, text[p:end]),
-            lambda p: (self._run_before(p), -abs(p - guess)),
+            lambda p: self.quote_bag.bound(text[p:end]),
+            lambda p: (self._run_before(p), -abs(p - guess_start)),
             start,
         )
-        lo, hi = candidate.end_range or (end, end)
-        guess = end
-        positions = [p for p in _boundaries(text, min(lo, end - inwards), hi, guess) if p > start]
         end = _settle(
-            positions,
+            [p for p in ends if p > start],
             lambda p: _token_similarity(quote, text[start:p]),
-            lambda p: (self._run_after(p), -abs(p - guess)),
+            lambda p: self.quote_bag.bound(text[start:p]),
+            lambda p: (self._run_after(p), -abs(p - guess_end)),
             end,
         )
         return start, end
+
+    @cached_property
+    def quote_bag(self) -> _TokenBag:
+        return _TokenBag(self.quote)
 
 
 def _settle(
     positions: list[int],
     similarity: Callable[[int], float],
+    bound: Callable[[int], float],
     context: Callable[[int], tuple[int, int]],
     default: int,
 ) -> int:
+    """Among ``positions``, those whose similarity is within BOUNDARY_SLACK of the best, the
+    one with the best context. Similarities are computed in decreasing order of their upper
+    ``bound`` until no bound can reach that band: the same answer as scoring every position,
+    for a fraction of the diffs."""
     if not positions:
         return default
-    scores = {p: similarity(p) for p in positions}
-    best = max(scores.values())
-    return max((p for p in positions if scores[p] >= best - BOUNDARY_SLACK), key=context)
+    bounds = {p: bound(p) for p in positions}
+    scores: dict[int, float] = {}
+    best = 0.0
+    for p in sorted(positions, key=lambda p: -bounds[p]):
+        if scores and bounds[p] < best - BOUNDARY_SLACK:
+            break
+        scores[p] = similarity(p)
+        best = max(best, scores[p])
+    return max(
+        (p for p in positions if p in scores and scores[p] >= best - BOUNDARY_SLACK), key=context
+    )
 
 
 def _char_class(ch: str) -> int:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 import sys
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from common.lru import LruCache
 
@@ -21,6 +24,8 @@ from .base import (
     DIFF_EQUAL,
     UNIT_RUN,
 )
+
+_LONG_WHITESPACE = re.compile(r"\s{2,}")
 
 
 def _find_all(text: str, needle: str, limit: int | None = None) -> list[int]:
@@ -85,23 +90,81 @@ def _token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
     return 2.0 * same / total
 
 
+class _TokenBag:
+    """An upper bound of ``_token_similarity(quote, other)`` (number weight 1) for one quote
+    and many others: the same Dice over the tokens the two share as multisets, ignoring order.
+    A diff's equal tokens are common to both, so the bound is never below the similarity; it
+    costs a tokenisation where the similarity costs a diff."""
+
+    def __init__(self, quote: str) -> None:
+        tokens = _TOKEN.findall(quote.lower())
+        self.counts: dict[str, int] = {}
+        for tok in tokens:
+            self.counts[tok] = self.counts.get(tok, 0) + 1
+        self.weight = sum(len(tok) for tok in tokens)
+
+    def bound(self, other: str) -> float:
+        tokens = _TOKEN.findall(other.lower())
+        if not tokens or not self.counts:
+            return 1.0 if not tokens and not self.counts else 0.0
+        left = dict(self.counts)
+        shared = total = 0
+        for tok in tokens:
+            total += len(tok)
+            if left.get(tok, 0) > 0:
+                left[tok] -= 1
+                shared += len(tok)
+        return 2.0 * shared / (self.weight + total)
+
+
 @dataclass(frozen=True)
 class _Folded:
-    """A text with each whitespace run folded to one space, with maps to and from the raw text."""
+    """A text with each whitespace run folded to one space, with maps to and from the raw text.
+
+    Only runs of two or more whitespace characters shift offsets (a lone newline or tab just
+    becomes a space), so the maps keep those runs alone: their raw bounds and folded offset,
+    searched by bisection. A 60 KB design document has ~200 of them against ~10,000 whitespace
+    runs, so a fold costs a few KB beside its text instead of three ints a character, and fits
+    the byte-bounded cache (the revision is then folded once per process, not once per call).
+    """
 
     text: str
-    starts: list[int]  # folded index -> first raw index it stands for
-    ends: list[int]  # folded index -> raw index just after what it stands for
-    index: list[int]  # raw offset (0..len) -> folded offset
+    raw_len: int
+    run_lo: array[int]  # raw start of each run of 2+ whitespace characters...
+    run_hi: array[int]  # ...its raw end...
+    run_at: array[int]  # ...and the folded offset of the one space it became
+
+    def start_of(self, pos: int) -> int:
+        """The first raw index that folded index ``pos`` stands for (``raw_len`` at the end)."""
+        if pos >= len(self.text):
+            return self.raw_len
+        i = bisect.bisect_right(self.run_at, pos) - 1
+        if i < 0:
+            return pos
+        if self.run_at[i] == pos:
+            return self.run_lo[i]
+        return self.run_hi[i] + pos - self.run_at[i] - 1
+
+    def end_of(self, pos: int) -> int:
+        """The raw index just after what folded index ``pos`` stands for."""
+        i = bisect.bisect_right(self.run_at, pos) - 1
+        if i >= 0 and self.run_at[i] == pos:
+            return self.run_hi[i]
+        return self.start_of(pos) + 1
+
+    def at(self, raw: int) -> int:
+        """The folded offset of raw offset ``raw`` (0..raw_len); inside a run, the run's space."""
+        i = bisect.bisect_right(self.run_lo, raw) - 1
+        if i < 0:
+            return raw
+        if raw < self.run_hi[i]:
+            return self.run_at[i]
+        return self.run_at[i] + 1 + raw - self.run_hi[i]
 
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
-        raw_start = self.starts[start] if start < len(self.starts) else self.index_len
-        raw_end = self.ends[end - 1] if end > start else raw_start
+        raw_start = self.start_of(start)
+        raw_end = self.end_of(end - 1) if end > start else raw_start
         return raw_start, raw_end
-
-    @property
-    def index_len(self) -> int:
-        return len(self.index) - 1
 
 
 def _text_key(text: str) -> str:
@@ -116,7 +179,7 @@ def _ints_bytes(values: list[int]) -> int:
 
 def _folded_bytes(folded: _Folded) -> int:
     return sys.getsizeof(folded.text) + sum(
-        _ints_bytes(values) for values in (folded.starts, folded.ends, folded.index)
+        sys.getsizeof(values) for values in (folded.run_lo, folded.run_hi, folded.run_at)
     )
 
 
@@ -125,7 +188,7 @@ def _headings_bytes(headings: _Headings) -> int:
     return _ints_bytes(headings.line_ends) + sum(sys.getsizeof(p) for p in headings.paths)
 
 
-# The bytes both caches below may hold together, read at each insert. This package has no
+# The bytes the re-anchoring caches may hold together, read at each insert. This package has no
 # Django: the reviews app installs a reader of REVIEWS_ANCHOR_CACHE_BYTES (reviews.apps).
 _anchor_cache_bytes: Callable[[], int] = lambda: 4 * 1024 * 1024  # noqa: E731
 
@@ -135,24 +198,31 @@ def anchor_cache_bound_set(bound: Callable[[], int]) -> None:
     _anchor_cache_bytes = bound
 
 
-def _half_bound() -> int:
-    return _anchor_cache_bytes() // 2
+def _share(eighths: int) -> Callable[[], int]:
+    """A cache's share of the bound, in eighths (the shares below add up to eight)."""
+    return lambda: _anchor_cache_bytes() * eighths // 8
 
+
+# The shares: folded texts 3/8, heading indexes 1/8 (a few KB a document), block alignments
+# 4/8 (blocks.py; a long-range revision of a 140 KB document has ~6,000 blocks, ~1 MB).
+FOLD_SHARE, HEADINGS_SHARE, ALIGNMENT_SHARE = 3, 1, 4
 
 # Folded texts and headings by text digest: anchor_locate calls sharing one revision pair fold it
-# once. Bounded in bytes (half of the bound each); a text too large for them is folded per call,
-# and callers re-anchoring many annotations share one pair (anchors_locate).
-_fold_cache: LruCache[_Folded] = LruCache(bound=_half_bound, cost=_folded_bytes)
-_headings_cache: LruCache[_Headings] = LruCache(bound=_half_bound, cost=_headings_bytes)
+# once. Bounded in bytes; a text too large for them is folded per call, and callers
+# re-anchoring many annotations share one pair (anchors_locate).
+_fold_cache: LruCache[_Folded] = LruCache(bound=_share(FOLD_SHARE), cost=_folded_bytes)
+_headings_cache: LruCache[_Headings] = LruCache(bound=_share(HEADINGS_SHARE), cost=_headings_bytes)
+_caches: list[LruCache[Any]] = [_fold_cache, _headings_cache]  # blocks.py adds its own
 
 
 def anchor_caches_clear() -> None:
-    _fold_cache.clear()
-    _headings_cache.clear()
+    for cache in _caches:
+        cache.clear()
 
 
-def _fold(raw: str) -> _Folded:
-    key = _text_key(raw)
+def _fold(raw: str, key: str | None = None) -> _Folded:
+    """The folded text, from the cache (``key``: the text's ``_text_key``, if known)."""
+    key = key or _text_key(raw)
     folded = _fold_cache.get(key)
     if folded is None:
         folded = _fold_compute(raw)
@@ -161,39 +231,29 @@ def _fold(raw: str) -> _Folded:
 
 
 def _fold_compute(raw: str) -> _Folded:
-    parts: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    index: list[int] = []
-    pos = 0
-    for match in _WHITESPACE.finditer(raw):
-        run_start, run_end = match.span()
-        folded = len(starts)
-        parts.append(raw[pos:run_start])
-        starts.extend(range(pos, run_start))
-        ends.extend(range(pos + 1, run_start + 1))
-        index.extend(range(folded, folded + run_start - pos))
-        folded += run_start - pos
-        parts.append(" ")
-        starts.append(run_start)
-        ends.append(run_end)
-        index.extend([folded] * (run_end - run_start))
-        pos = run_end
-    folded = len(starts)
-    parts.append(raw[pos:])
-    starts.extend(range(pos, len(raw)))
-    ends.extend(range(pos + 1, len(raw) + 1))
-    index.extend(range(folded, folded + len(raw) - pos))
-    index.append(len(starts))
-    return _Folded(text="".join(parts), starts=starts, ends=ends, index=index)
+    run_lo, run_hi, run_at = array("q"), array("q"), array("q")
+    shift = 0  # characters folded away before the current run
+    for match in _LONG_WHITESPACE.finditer(raw):
+        lo, hi = match.span()
+        run_lo.append(lo)
+        run_hi.append(hi)
+        run_at.append(lo - shift)
+        shift += hi - lo - 1
+    return _Folded(
+        text=_WHITESPACE.sub(" ", raw),
+        raw_len=len(raw),
+        run_lo=run_lo,
+        run_hi=run_hi,
+        run_at=run_at,
+    )
 
 
 def _fold_text(raw: str) -> str:
     return _WHITESPACE.sub(" ", raw)
 
 
-def _headings(text: str) -> _Headings:
-    key = _text_key(text)
+def _headings(text: str, key: str | None = None) -> _Headings:
+    key = key or _text_key(text)
     headings = _headings_cache.get(key)
     if headings is None:
         headings = _Headings(text)

@@ -25,6 +25,7 @@ from reviews.anchoring import (
     quote_find,
     selector_from_position,
 )
+from reviews.anchoring.text import _fold_compute
 
 DOC = (Path(__file__).parent / "design_doc.md").read_text(encoding="utf-8")
 
@@ -978,3 +979,142 @@ def test_far_edits_keep_the_anchor_on_the_same_passage(
     assert anchor.status in ("exact", "moved")
     assert (anchor.start, anchor.end) == (start + shift, end + shift)
     assert new[anchor.start : anchor.end] == selector.exact
+
+
+# --------------------------------------------------------------------------- folded-text maps
+
+
+def _fold_maps_by_hand(raw: str) -> tuple[str, list[int], list[int], list[int]]:
+    """The folded text and its three maps, one entry per character (the obvious way)."""
+    text, starts, ends = "", list[int](), list[int]()
+    pos = 0
+    while pos < len(raw):
+        run = pos
+        while run < len(raw) and raw[run].isspace():
+            run += 1
+        if run > pos:
+            text, starts, ends, pos = text + " ", [*starts, pos], [*ends, run], run
+        else:
+            text, starts, ends, pos = text + raw[pos], [*starts, pos], [*ends, pos + 1], pos + 1
+    index = [0] * (len(raw) + 1)
+    for folded, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
+        for raw_pos in range(lo, hi):
+            index[raw_pos] = folded
+    index[len(raw)] = len(text)
+    return text, starts, ends, index
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=st.text(alphabet="ab \n\t\r", max_size=40))
+def test_folded_text_maps_match_the_per_character_maps(raw: str) -> None:
+    folded = _fold_compute(raw)
+    text, starts, ends, index = _fold_maps_by_hand(raw)
+    assert folded.text == text
+    assert [folded.start_of(i) for i in range(len(text))] == starts
+    assert [folded.end_of(i) for i in range(len(text))] == ends
+    assert [folded.at(i) for i in range(len(raw) + 1)] == index
+    assert folded.start_of(len(text)) == len(raw)
+
+
+# --------------------------------------------------------------------------- look-alikes
+# Patterns met in the real-text corpus (bench/reanchor_corpus.py), in texts written for the
+# test: a look-alike must never capture an annotation whose passage was edited or went away.
+
+
+def _land(old: str, new: str, quote: str, *, after: str = "") -> tuple[Anchor, str]:
+    start = old.index(quote, old.index(after) if after else 0)
+    selector = selector_from_position(text=old, start=start, end=start + len(quote))
+    anchor = anchor_locate(selector=selector, old_text=old, new_text=new)
+    landed = "" if anchor.start is None else new[anchor.start : anchor.end]
+    return anchor, landed
+
+
+REPEATED = "A manual override exists behind a flag, but it does not apply to dependencies."
+RELEASE_NOTES = (
+    "# Versions\n\n"
+    "Withdrawn versions: new lock files skip them, existing ones keep them. {first}\n\n"
+    "Preview versions: only chosen when a requirement names one. " + REPEATED + "\n\n"
+    "## Open questions\n\nShould mirrors honour the same rules?\n"
+)
+
+
+def test_a_repeated_sentence_reworded_in_place_does_not_jump_to_its_kept_twin() -> None:
+    old = RELEASE_NOTES.format(first=REPEATED)
+    reworded = "The flag can still force one, though not for dependencies."
+    new = RELEASE_NOTES.format(first=reworded)
+    anchor, landed = _land(old, new, REPEATED)
+    assert anchor.status in ("fuzzy", "orphaned"), anchor
+    if anchor.status == "fuzzy":
+        assert landed in reworded
+    # The twin that stayed keeps its own annotation.
+    twin, landed = _land(old, new, REPEATED, after="Preview")
+    assert (twin.status, landed) == ("exact", REPEATED) or twin.status == "moved"
+
+
+WALKTHROUGH = (
+    "## Example\n\nThe example shows a few things:\n\n{items}\n\n"
+    "This expands the value in place, which only works for literals.\n"
+)
+
+
+def test_a_renumbered_paragraph_is_not_captured_by_the_new_first_one() -> None:
+    old = WALKTHROUGH.format(
+        items="First we can see that inputs are declared with `in` rather than `out`.\n\n"
+        "Second one operand is a constant."
+    )
+    new = WALKTHROUGH.format(
+        items="First, we can see that several template strings may be given; each one\n"
+        "becomes its own line of the program.\n\n"
+        "Second, we can see that inputs are declared with `in` rather than `out`.\n\n"
+        "Third, one operand is a constant."
+    )
+    anchor, landed = _land(old, new, "First we can see that inputs are declared")
+    assert anchor.status in ("fuzzy", "orphaned"), anchor
+    if anchor.status == "fuzzy":
+        second = new.index("Second, we can see")
+        assert anchor.start is not None
+        assert second <= anchor.start < new.index("Third")
+
+
+COVERAGE = "## Unit tests\n\n" + "".join(
+    f"- `pkg/{name}`: `{{date}}` - `{share}% of statements`\n"
+    for name, share in [("admit", "80.7"), ("admit/api", "1.4"), ("admit/load", "88.5")]
+    + [("admit/scheme", "100.0"), ("webhook", "9.3")]
+)
+
+
+def test_a_phrase_of_one_list_line_stays_on_that_line_when_every_line_changes_alike() -> None:
+    old = COVERAGE.format(date="2020-05-12")
+    new = COVERAGE.format(date="2022-05-12")
+    quote = "`2020-05-12` - `88.5%"
+    anchor, landed = _land(old, new, quote)
+    assert anchor.status in ("fuzzy", "orphaned"), anchor
+    if anchor.status == "fuzzy":
+        line = new.index("- `pkg/admit/load`")
+        assert anchor.start is not None
+        assert line <= anchor.start < new.index("\n", line)
+        assert "88.5%" in landed
+
+
+PRR = (
+    "## Production readiness\n\n"
+    "###### Can the feature be disabled once enabled?\n\n{one}\n\n"
+    "###### Does enabling it change any default behavior?\n\n{two}\n\n"
+    "###### Are there tests for enabling and disabling it?\n\n{three}\n"
+)
+
+
+def test_a_templated_answer_rewritten_is_not_captured_by_an_identical_answer_elsewhere() -> None:
+    same = "No. The kubelet keeps the previous behavior unless the gate is set."
+    old = PRR.format(one="Yes, through the feature gate.", two=same, three=same)
+    new = PRR.format(
+        one="Yes, through the feature gate.",
+        two="Only for pods that opt in with the new field.",
+        three=same,
+    )
+    anchor, landed = _land(old, new, same)  # the answer to the second question
+    assert anchor.status == "orphaned" or (
+        anchor.status == "fuzzy" and anchor.start is not None and anchor.start < new.index("Are")
+    ), anchor
+    kept, landed = _land(old, new, same, after="Are there tests")
+    assert landed == same
