@@ -7,6 +7,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,3 +91,15 @@ def asgi_server(
         stderr=output,
         start_new_session=True,
     )
+
+
+def ensure_database(url: str) -> None:
+    """Create the PostgreSQL database `url` names unless it exists."""
+    import psycopg
+
+    parts = urlparse(url)
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')

@@ -34,7 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import asgi_server, django_script, free_port, migrate, wait_for_port  # noqa: E402
+from bench._servers import (  # noqa: E402
+    asgi_server,
+    django_script,
+    ensure_database,
+    free_port,
+    migrate,
+    wait_for_port,
+)
 from bench.large_prompt import Client, browser_session, status_kb, worker_pid  # noqa: E402
 
 MIB = 1024 * 1024
@@ -104,6 +111,7 @@ def main() -> None:
     )
     if not database.startswith("postgres"):
         raise SystemExit("set BENCH_DATABASE_URL to a PostgreSQL database of the bench's own")
+    ensure_database(database)
 
     with tempfile.TemporaryDirectory(prefix="redline-abuse-memory-") as workdir:
         env = {

@@ -2,8 +2,9 @@
 
 Issue 21: on gthread workers, 40 streams of one user stopped the site. Here the production
 server as `make serve` runs it (gunicorn with uvicorn workers over `config.asgi`) on PostgreSQL
-(BENCH_DATABASE_URL, created if missing) and, with BENCH_REDIS_URL, Redis (cache: the stream
-cap across processes; pub/sub: the notification channel). One account opens 0, 64 and 500
+(BENCH_DATABASE_URL, created if missing) and Redis (BENCH_REDIS_URL, default db 14; empty for
+the polling fallback): the cache counts the stream cap across processes, pub/sub is the
+notification channel. One account opens 0, 64 and 500
 streams on its own run, left `running` so the streams stay open, while a probe fetches `/`
 PROBES times per phase. Per phase: probe p50/p99 and timeouts, peak database connections
 (pg_stat_activity) and the server's threads. The cap is raised for that measure; then a server
@@ -34,23 +35,19 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import asgi_server, django_script, free_port, migrate, wait_for_port  # noqa: E402
+from bench._servers import (  # noqa: E402
+    asgi_server,
+    django_script,
+    ensure_database,
+    free_port,
+    migrate,
+    wait_for_port,
+)
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_bench"
 PHASES = (0, 64, 500, 0)  # idle again at the end: the idle figure pools both idle phases
 PROBE_TIMEOUT = 5.0
 OPEN_TIMEOUT = 120.0
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def seed(env: dict[str, str]) -> tuple[str, int]:
@@ -289,7 +286,9 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=200)
     args = parser.parse_args()
     db_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
-    redis_url = os.environ.get("BENCH_REDIS_URL", "")
+    # Production has Redis (the streams' notification channel and the cap across processes);
+    # BENCH_REDIS_URL="" measures the polling fallback instead.
+    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
     ensure_database(db_url)
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "S3_"))}
     for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
