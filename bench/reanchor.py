@@ -441,8 +441,8 @@ def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
     """Re-anchor the real-text corpus (bench/reanchor_corpus.py): time each annotation
     (anchor_locate on the pair's shared diff, caches cold at each pair's start, as a worker
     re-anchoring a new revision would be) and judge every landing against the ground truth."""
-    from reanchor_corpus import corpus_load
-    from reanchor_corpus import verdict as corpus_verdict
+    from bench.reanchor_corpus import corpus_load
+    from bench.reanchor_corpus import verdict as corpus_verdict
 
     pairs = corpus_load(directory, seed=seed)
     if not pairs:

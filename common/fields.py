@@ -19,11 +19,16 @@ from rest_framework import serializers
 
 
 class _StrictText:
-    """Mixed into a CharField (or a subclass of it): only a string is taken."""
+    """Mixed into a CharField (or a subclass of it): only a string is taken, and its length is
+    the string's as sent. DRF checks `max_length` after trimming whitespace, so a value the
+    schema's `maxLength` refuses was taken when it began or ended with spaces."""
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
             self.fail("invalid")  # type: ignore[attr-defined]
+        max_length = getattr(self, "max_length", None)
+        if max_length is not None and len(data) > max_length:
+            self.fail("max_length", max_length=max_length)  # type: ignore[attr-defined]
         return super().to_internal_value(data)  # type: ignore[misc]
 
 

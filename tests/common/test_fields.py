@@ -136,3 +136,15 @@ def test_every_serializer_that_reads_a_request_body_is_strict():
     assert len(found) >= 20  # the scan sees the views' InputSerializers
     loose = [problem for where, cls in found for problem in _loose_fields(cls(), where)]
     assert not loose, "make these StrictSerializers (common/fields.py):\n" + "\n".join(loose)
+
+
+def test_a_string_longer_than_its_limit_is_refused_even_when_trimming_would_fit_it():
+    from rest_framework import serializers as drf
+
+    from common.fields import StrictSerializer
+
+    class Sample(StrictSerializer):
+        title = drf.CharField(max_length=5)
+
+    assert Sample(data={"title": " abcde"}).is_valid() is False
+    assert Sample(data={"title": "abcde"}).is_valid() is True
