@@ -25,9 +25,9 @@ logger = logging.getLogger(__name__)
 
 # What a cell's execution answers when its provider is at its concurrency cap: try again later.
 DEFERRED = "deferred"
-# The cell task by its name (evals/tasks.py registers it; the tasks call the services, which
-# call this module: importing them here would close a circle). Eagerly, the services hand their
-# own `cell_execute` in as `execute`.
+# The cell task by its name (evals/tasks.py registers it on the workers; the tasks call the
+# services, which call this module: importing them here would close a circle). Eagerly, the
+# services hand their own `cell_execute` in as `execute`.
 CELL_TASK = "evals.cell_execute"
 
 CellExecute = Callable[[int], str]  # cell id → the cell's status, or DEFERRED
@@ -44,9 +44,8 @@ def cells_dispatch(*, evaluation_id: int, execute: CellExecute, unfinished: bool
         .values_list("pk", flat=True)
     )
     if not current_app.conf.task_always_eager:
-        task = current_app.tasks[CELL_TASK]
         for cell_id in cell_ids:
-            task.apply_async(args=[cell_id], queue=settings.EVAL_TASK_QUEUE)
+            current_app.send_task(CELL_TASK, args=[cell_id], queue=settings.EVAL_TASK_QUEUE)
         return
     if settings.EVAL_EAGER_MODE == "inline":
         _run_pool_inline(cell_ids, execute)
