@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Field, Model
 
 
@@ -66,6 +67,26 @@ def _plan(db: BaseDatabaseWrapper, fields: Sequence[Field[Any, Any] | None]) -> 
     return plan
 
 
+def _prepared_cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
+    """On PostgreSQL, a cursor that binds parameters on the server, so psycopg prepares a
+    statement once it has run it twice on a connection and the server stops parsing and
+    planning it on every request (Django's own cursors bind on the client, which psycopg
+    never prepares, and Django turns automatic preparing off: `prepare_threshold` None).
+    Wrapped as Django wraps its cursors, so query logging and counting see it; the same
+    connection, so the same transaction. Elsewhere, Django's cursor."""
+    if db.vendor != "postgresql":
+        return db.cursor()
+    import psycopg
+
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    raw = db.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = 2  # only server-binding cursors (this one) ever prepare
+    with db.wrap_database_errors:
+        return db._prepare_cursor(psycopg.Cursor(raw))  # type: ignore[attr-defined,no-any-return]
+
+
 def row_fetch(
     sql: str, params: Sequence[Any], fields: Sequence[Field[Any, Any] | None]
 ) -> tuple[Any, ...] | None:
@@ -73,7 +94,7 @@ def row_fetch(
     driver returns it, for computed columns). Pass the same tuple of fields on a hot path:
     which values need converting is then worked out once per connection."""
     db = connections[DEFAULT_DB_ALIAS]
-    with db.cursor() as cursor:
+    with _prepared_cursor(db) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
