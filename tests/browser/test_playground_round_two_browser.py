@@ -571,7 +571,10 @@ def test_smaller_fixes(new_page, artifacts_dir, width):
     fetch = page.locator(".export-fetch").inner_text()
     assert "/labels/main/" in fetch and "production" not in fetch
 
-    # Temperature and top_p together: the Anthropic export warns.
+    # Temperature and top_p together: the Anthropic export warns. The version is saved from
+    # here, so first let the page's requests finish: the live server's in-memory SQLite locks a
+    # table a request is reading ("database table is locked").
+    page.wait_for_load_state("networkidle")
     owner = world.prompt.owner
     both = save(
         owner,
