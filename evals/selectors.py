@@ -7,6 +7,7 @@ test sets and evaluations; share links never reach them. Anything else is NotFou
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -348,3 +349,16 @@ def version_pass_rates(*, prompt_id: int, version_ids: list[int]) -> dict[int, V
         for v, (p, n) in counts.items()
         if n
     }
+
+
+def evaluation_wait(*, evaluation: Evaluation, timeout: float, poll: float = 0.25) -> bool:
+    """Re-read `evaluation` until it has finished (True) or `timeout` seconds went by (False):
+    for the commands that start an evaluation and report on it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        evaluation.refresh_from_db()
+        if evaluation.status in Evaluation.FINISHED:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)

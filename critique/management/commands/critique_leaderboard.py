@@ -25,7 +25,7 @@ from critique.services import (
     starter_version_get,
 )
 from evals.models import Evaluation
-from evals.selectors import evaluation_results
+from evals.selectors import evaluation_results, evaluation_wait
 from evals.services import evaluation_dispatch
 from playground.models import Role
 
@@ -71,17 +71,11 @@ class Command(BaseCommand):
         self._report(evaluation, owner, time.monotonic() - started)
 
     def _wait(self, evaluation: Evaluation, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            evaluation.refresh_from_db()
-            if evaluation.status in Evaluation.FINISHED:
-                return
-            if time.monotonic() > deadline:
-                raise CommandError(
-                    f"Evaluation {evaluation.pk} did not finish in {timeout:g} s"
-                    f" ({evaluation.cells_done}/{evaluation.cells_total} cells)."
-                )
-            time.sleep(0.25)
+        if not evaluation_wait(evaluation=evaluation, timeout=timeout):
+            raise CommandError(
+                f"Evaluation {evaluation.pk} did not finish in {timeout:g} s"
+                f" ({evaluation.cells_done}/{evaluation.cells_total} cells)."
+            )
 
     def _report(self, evaluation: Evaluation, owner: Any, seconds: float) -> None:
         self.stdout.write(

@@ -11,7 +11,6 @@ with one, workers run them and this command waits (at most `--timeout` seconds).
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from celery import current_app
@@ -22,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from common.exceptions import DomainError
 from evals.exceptions import NotFound
 from evals.models import Evaluation
-from evals.selectors import evaluation_summary, testset_get_for_user
+from evals.selectors import evaluation_summary, evaluation_wait, testset_get_for_user
 from evals.services import evaluation_create, evaluation_dispatch
 from evals.versions import versions_from_labels
 from playground.models import Prompt, Role
@@ -91,17 +90,11 @@ class Command(BaseCommand):
         self._report(evaluation, options["min_pass_rate"])
 
     def _wait(self, evaluation: Evaluation, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            evaluation.refresh_from_db()
-            if evaluation.status in Evaluation.FINISHED:
-                return
-            if time.monotonic() > deadline:
-                raise CommandError(
-                    f"Evaluation {evaluation.pk} did not finish in {timeout:g} s"
-                    f" ({evaluation.cells_done}/{evaluation.cells_total} cells)."
-                )
-            time.sleep(0.5)
+        if not evaluation_wait(evaluation=evaluation, timeout=timeout):
+            raise CommandError(
+                f"Evaluation {evaluation.pk} did not finish in {timeout:g} s"
+                f" ({evaluation.cells_done}/{evaluation.cells_total} cells)."
+            )
 
     def _report(self, evaluation: Evaluation, bar: float) -> None:
         below = []
