@@ -30,7 +30,13 @@ from .selectors import (
     revision_list,
     revision_text,
 )
-from .services import annotation_update, inbox_mark_read, reply_create, reply_update
+from .services import (
+    AnnotationChanges,
+    annotation_update,
+    inbox_mark_read,
+    reply_create,
+    reply_update,
+)
 from .thread_pages import (
     ThreadView,
     anchor_pairs,
@@ -134,16 +140,27 @@ def reply_edit_view(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
     return _thread_answer(request, annotation, default)
 
 
+def _correction_changes(request: HttpRequest) -> AnnotationChanges:
+    """The fields the correction form sent; the service validates their values."""
+    form = request.POST
+    changes = AnnotationChanges()
+    if "body" in form:
+        changes["body"] = form["body"]
+    if "severity" in form:
+        changes["severity"] = form["severity"]
+    if "area" in form:
+        changes["area"] = form["area"]
+    if "tradeoff" in form:
+        changes["tradeoff"] = form["tradeoff"]
+    return changes
+
+
 @login_required
 @require_POST
 def annotation_edit_view(request: HtmxHttpRequest, annotation_id: int) -> HttpResponse:
     """The annotation's author corrects it after submission (the earlier text is kept)."""
     annotation = _or_404(annotation_get_for_user, user=request.user, annotation_id=annotation_id)
-    changes = {
-        key: request.POST[key]
-        for key in ("body", "severity", "area", "tradeoff")
-        if key in request.POST
-    }
+    changes = _correction_changes(request)
     default = f"{reverse('reviews:review', args=[annotation.review_id])}#ann-{annotation.pk}"
     try:
         annotation_update(actor=request_actor(request), annotation=annotation, changes=changes)

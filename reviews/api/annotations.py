@@ -21,7 +21,13 @@ from ..selectors import (
     review_get_for_user,
     revision_in_doc,
 )
-from ..services import annotation_create, annotation_delete, annotation_reattach, annotation_update
+from ..services import (
+    AnnotationChanges,
+    annotation_create,
+    annotation_delete,
+    annotation_reattach,
+    annotation_update,
+)
 from ..services.annotations import TEXT_MAX_CHARS
 from .fields import choice_field
 from .serializers import (
@@ -122,9 +128,8 @@ class AnnotationDetailApi(APIView):
         data.is_valid(raise_exception=True)
         if not data.validated_data:
             raise ReviewsError("Nothing to change.")
-        annotation_update(
-            actor=request_actor(request), annotation=annotation, changes=dict(data.validated_data)
-        )
+        changes = AnnotationChanges(**data.validated_data)
+        annotation_update(actor=request_actor(request), annotation=annotation, changes=changes)
         annotation = annotation_get_for_user(user=request.user, annotation_id=annotation_id)
         return Response(ReviewAnnotationSerializer(annotation).data)
 

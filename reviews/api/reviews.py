@@ -1,5 +1,6 @@
 """Reviews: start, read, edit the checklist and summary, rank risks, submit."""
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -131,6 +132,21 @@ class ChecklistEntrySerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
 
 
+def _review_changed(
+    request: Request,
+    review_id: int,
+    serializer: type[StrictSerializer],
+    change: Callable[..., object],
+) -> Response:
+    """Validate the body with `serializer`, apply it to the caller's review with the service
+    `change` (the body's fields as its keyword arguments), and answer the review as it now is."""
+    review = review_get_for_user(user=request.user, review_id=review_id)
+    data = serializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    change(actor=request_actor(request), review=review, **data.validated_data)
+    return Response(review_detail_body(review_get_for_user(user=request.user, review_id=review_id)))
+
+
 class ReviewDetailApi(APIView):
     """A review with its checklist and annotations. Drafts are edited by their reviewer;
     submitted reviews are read-only (400)."""
@@ -148,18 +164,7 @@ class ReviewDetailApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)
     def patch(self, request: Request, review_id: int) -> Response:
-        review = review_get_for_user(user=request.user, review_id=review_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        review_update(
-            actor=request_actor(request),
-            review=review,
-            summary=data.validated_data.get("summary"),
-            checklist=data.validated_data.get("checklist"),
-        )
-        return Response(
-            review_detail_body(review_get_for_user(user=request.user, review_id=review_id))
-        )
+        return _review_changed(request, review_id, self.InputSerializer, review_update)
 
 
 class ReviewSubmitApi(APIView):
@@ -174,18 +179,7 @@ class ReviewSubmitApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ReviewDetailSerializer)
     def post(self, request: Request, review_id: int) -> Response:
-        review = review_get_for_user(user=request.user, review_id=review_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        review_submit(
-            actor=request_actor(request),
-            review=review,
-            summary=data.validated_data.get("summary"),
-            verdict=data.validated_data.get("verdict"),
-        )
-        return Response(
-            review_detail_body(review_get_for_user(user=request.user, review_id=review_id))
-        )
+        return _review_changed(request, review_id, self.InputSerializer, review_submit)
 
 
 class ReviewRankingApi(APIView):

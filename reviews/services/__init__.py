@@ -12,6 +12,7 @@ of the event they announce.
 """
 
 from .annotations import (
+    AnnotationChanges,
     annotation_create,
     annotation_delete,
     annotation_reattach,
@@ -25,6 +26,7 @@ from .reviews import review_create, review_submit, review_update, verdict_clean
 from .threads import reply_create, reply_update
 
 __all__ = [
+    "AnnotationChanges",
     "annotation_create",
     "annotation_delete",
     "annotation_reattach",

@@ -7,7 +7,7 @@ the document's author or the annotation's author.
 
 import logging
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -273,9 +273,23 @@ def annotation_create(
 CONTENT_FIELDS = ("area", "kind", "severity", "body", "tradeoff", "constraint")
 
 
+class AnnotationChanges(TypedDict, total=False):
+    """What `annotation_update` may change; every key optional. Values are validated by the
+    service (the HTML form sends strings), so the types say what a valid change holds."""
+
+    area: str
+    kind: str
+    severity: str
+    body: str
+    tradeoff: str
+    constraint: str | int | None
+    rank: int | None
+    status: str
+
+
 @transaction.atomic
 def annotation_update(
-    *, actor: User, annotation: Annotation, changes: dict[str, Any]
+    *, actor: User, annotation: Annotation, changes: AnnotationChanges
 ) -> Annotation:
     """Change an annotation. `changes` may hold `status` and, on a draft, content fields
     (area, kind, severity, body, tradeoff, constraint) and `rank`.
@@ -295,66 +309,89 @@ def annotation_update(
         .select_related("review", "revision__doc")
         .get(pk=annotation.pk)
     )
-    review = annotation.review
-    edits = {k: v for k, v in changes.items() if k != "status"}
-    submitted = review.status == Review.Status.SUBMITTED
+    edits: dict[str, Any] = {k: v for k, v in changes.items() if k != "status"}
     before = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
-    if edits and submitted:
-        # After submission the annotation's author may still correct what it says; the
-        # earlier text is kept. Ranking is part of the submitted review and stays.
-        if actor.pk != annotation.author_id:
-            raise Forbidden("Only the annotation's author can edit it.")
-        if "rank" in edits:
-            raise ReviewLocked("rank: a submitted review's ranking cannot change.", field="rank")
-    elif edits:
-        review = review_lock_for_edit(actor, review)
     if edits:
-        merged = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
-        merged.update({k: v for k, v in edits.items() if k in CONTENT_FIELDS})
-        if (
-            "kind" in edits
-            and merged["kind"] != Annotation.Kind.CONSTRAINT
-            and ("constraint" not in edits)
-        ):
-            merged["constraint"] = ""
-        content = _content_validate(annotation.revision.doc, merged)
-        is_risk = content["kind"] == Annotation.Kind.RISK
-        if "rank" in edits:
-            rank = edits["rank"]
-        elif not is_risk:
-            rank = None  # no longer a risk: it leaves the ranking
-        elif annotation.kind != Annotation.Kind.RISK:
-            rank = _next_rank(review)  # a new risk goes last
-        else:
-            rank = annotation.rank
-        _rank_check(review, content["kind"], rank, exclude=annotation.pk)
-        for field, value in content.items():
-            setattr(annotation, field, value)
-        annotation.rank = rank
+        review = _edit_authorize(actor, annotation, edits)
+        _content_apply(annotation, review, edits)
     if "status" in changes:
-        status = _choice(changes["status"], Annotation.Status.values, "status")
-        if actor.pk not in (annotation.author_id, annotation.revision.doc.author_id):
-            raise Forbidden(
-                "Only the document's author or the annotation's author can change its status."
-            )
-        if status != annotation.status:
-            annotation.status = status
-            annotation.status_changed_by = actor
-            annotation.status_changed_at = timezone.now()
-    if submitted and edits and any(getattr(annotation, f) != before[f] for f in before):
-        BodyEdit.objects.create(
-            annotation=annotation,
-            body=before["body"],
-            fields={f: v for f, v in before.items() if f != "body"},
-            written_at=annotation.edited_at or annotation.created_at,
-        )
-        annotation.edited_at = timezone.now()
+        _status_apply(actor, annotation, changes["status"])
+    if annotation.review.status == Review.Status.SUBMITTED and edits:
+        _earlier_content_keep(annotation, before)
     annotation.save()
     logger.info(
         "annotation.updated",
         extra={"annotation_id": annotation.pk, "fields": sorted(changes), "actor_id": actor.pk},
     )
     return annotation
+
+
+def _edit_authorize(actor: User, annotation: Annotation, edits: dict[str, Any]) -> Review:
+    """Who may change an annotation's content: the reviewer of a draft (the review locked for
+    the edit, which is returned), or after submission the annotation's author, rank excepted."""
+    review = annotation.review
+    if review.status != Review.Status.SUBMITTED:
+        return review_lock_for_edit(actor, review)
+    # After submission the annotation's author may still correct what it says; the earlier
+    # text is kept. Ranking is part of the submitted review and stays.
+    if actor.pk != annotation.author_id:
+        raise Forbidden("Only the annotation's author can edit it.")
+    if "rank" in edits:
+        raise ReviewLocked("rank: a submitted review's ranking cannot change.", field="rank")
+    return review
+
+
+def _content_apply(annotation: Annotation, review: Review, edits: dict[str, Any]) -> None:
+    """Merge content edits into the annotation, validated together with what they keep, and
+    settle its rank: a risk keeps its rank or goes last, anything else leaves the ranking."""
+    merged = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
+    merged.update({k: v for k, v in edits.items() if k in CONTENT_FIELDS})
+    if (
+        "kind" in edits
+        and merged["kind"] != Annotation.Kind.CONSTRAINT
+        and "constraint" not in edits
+    ):
+        merged["constraint"] = ""
+    content = _content_validate(annotation.revision.doc, merged)
+    is_risk = content["kind"] == Annotation.Kind.RISK
+    if "rank" in edits:
+        rank = edits["rank"]
+    elif not is_risk:
+        rank = None  # no longer a risk: it leaves the ranking
+    elif annotation.kind != Annotation.Kind.RISK:
+        rank = _next_rank(review)  # a new risk goes last
+    else:
+        rank = annotation.rank
+    _rank_check(review, content["kind"], rank, exclude=annotation.pk)
+    for field, value in content.items():
+        setattr(annotation, field, value)
+    annotation.rank = rank
+
+
+def _status_apply(actor: User, annotation: Annotation, value: Any) -> None:
+    """The issue status: the document's author or the annotation's author, at any time."""
+    status = _choice(value, Annotation.Status.values, "status")
+    if actor.pk not in (annotation.author_id, annotation.revision.doc.author_id):
+        raise Forbidden(
+            "Only the document's author or the annotation's author can change its status."
+        )
+    if status != annotation.status:
+        annotation.status = status
+        annotation.status_changed_by = actor
+        annotation.status_changed_at = timezone.now()
+
+
+def _earlier_content_keep(annotation: Annotation, before: dict[str, Any]) -> None:
+    """A submitted annotation's content changed: keep what it said as a BodyEdit."""
+    if all(getattr(annotation, field) == value for field, value in before.items()):
+        return
+    BodyEdit.objects.create(
+        annotation=annotation,
+        body=before["body"],
+        fields={f: v for f, v in before.items() if f != "body"},
+        written_at=annotation.edited_at or annotation.created_at,
+    )
+    annotation.edited_at = timezone.now()
 
 
 @transaction.atomic
