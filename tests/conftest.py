@@ -53,6 +53,20 @@ def wait_for_port(port: int, timeout: float = 20.0) -> None:
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite the test database is a file (WAL, the busy timeout), as `make run` uses, not
+    Django's shared-cache in-memory database: there a write from one thread (a run's worker,
+    the live server) fails at once with "database table is locked" while another thread
+    reads the same table, where a file database waits its turn."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = tmp_path_factory.mktemp("database")
+        database.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
+
+
+@pytest.fixture(scope="session")
 def s3_server() -> Iterator[dict[str, str]]:
     """A moto S3 server process on loopback. Reuses one given by S3_ENDPOINT_URL (CI)."""
     if os.environ.get("S3_ENDPOINT_URL"):
