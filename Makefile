@@ -14,28 +14,34 @@ PYTEST_ARGS ?=
 
 .PHONY: run serve test install lock migrate lint bench clean
 
-# Every third-party package comes from the lock, checked against its SHA-256 (pip
-# --require-hashes); the project and the Python client (clients/python, package `redline`: its
-# tests run in the suite) are then installed on top without resolving anything again.
+# Every third-party package comes from the lock, checked against its SHA-256 (--require-hashes).
+# pip installs uv alone (requirements-uv.lock, hashed too); uv then installs the lock, about 20
+# times faster than pip, and the project and the Python client (clients/python, package
+# `redline`: its tests run in the suite) on top without resolving anything again.
 # requirements-dev.lock is requirements.lock plus the tools (tests, lint, `make lock`).
 LOCK := requirements-dev.lock
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml clients/python/pyproject.toml
+UV := $(VENV)/bin/uv
+$(STAMP): requirements.lock requirements-dev.lock requirements-uv.lock pyproject.toml \
+		clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
-	$(PY) -m pip install --quiet --no-deps -e .
-	$(PY) -m pip install --quiet --no-deps -e ./clients/python
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements-uv.lock
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --no-deps -e . -e ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# Re-resolves both locks from pyproject.toml (and the client's) after a dependency changes,
+# Re-resolves the locks from pyproject.toml (and the client's) after a dependency changes,
 # keeping every pin that still fits; `make lock LOCK_ARGS=--upgrade` takes the newest releases.
 LOCK_ARGS ?=
-UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml clients/python/pyproject.toml \
-	--python-version 3.11 --generate-hashes --custom-compile-command 'make lock' --quiet
+UV_COMPILE := $(UV) pip compile --python-version 3.11 --generate-hashes \
+	--custom-compile-command 'make lock' --quiet
 lock: install
-	$(UV_COMPILE) --extra dev $(LOCK_ARGS) -o requirements-dev.lock
-	$(UV_COMPILE) -c requirements-dev.lock -o requirements.lock
+	$(UV_COMPILE) pyproject.toml clients/python/pyproject.toml --extra dev $(LOCK_ARGS) \
+		-o requirements-dev.lock
+	$(UV_COMPILE) pyproject.toml clients/python/pyproject.toml -c requirements-dev.lock \
+		-o requirements.lock
+	echo uv | $(UV_COMPILE) - -c requirements-dev.lock -o requirements-uv.lock
 
 migrate: install
 	mkdir -p $${REDLINE_DATA_DIR:-var}

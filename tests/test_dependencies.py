@@ -151,8 +151,13 @@ def test_the_locks_pin_every_declared_package_within_its_bounds(lock, groups):
 
 
 def test_every_pin_has_a_hash():
-    for lock in ("requirements.lock", "requirements-dev.lock"):
+    for lock in ("requirements.lock", "requirements-dev.lock", "requirements-uv.lock"):
         blocks = re.split(r"\n(?=[A-Za-z0-9])", (ROOT / lock).read_text())
         pinned = [block for block in blocks if "==" in block.split("\n")[0]]
         assert pinned
         assert all("--hash=sha256:" in block for block in pinned), lock
+
+
+def test_the_bootstrap_lock_installs_the_uv_the_dev_lock_pins():
+    # `make install` installs uv from requirements-uv.lock with pip, then the dev lock with it.
+    assert _pins("requirements-uv.lock") == {"uv": _pins("requirements-dev.lock")["uv"]}
