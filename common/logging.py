@@ -16,7 +16,7 @@ the `extra={...}` fields a call passes (docs/operations.md, "Logs").
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -105,6 +105,39 @@ def request_id_bound(request_id: str) -> Iterator[None]:
         yield
     finally:
         request_id_var.reset(token)
+
+
+def iterator_bound(content: Iterator[bytes], request_id: str) -> Iterator[bytes]:
+    """A streamed body whose every step runs with `request_id` bound: the body of a streaming
+    response runs after the middleware returned, so its log lines would lose the id."""
+    try:
+        while True:
+            with request_id_bound(request_id):
+                part = next(content, None)
+            if part is None:
+                return
+            yield part
+    finally:
+        close = getattr(content, "close", None)
+        if close is not None:
+            close()
+
+
+async def aiterator_bound(content: AsyncIterator[bytes], request_id: str) -> AsyncIterator[bytes]:
+    """`iterator_bound` for an async body (server-sent events under ASGI). Closing it closes
+    the body, so the stream's own clean-up runs when the client goes away."""
+    try:
+        while True:
+            with request_id_bound(request_id):
+                try:
+                    part = await anext(content)
+                except StopAsyncIteration:
+                    return
+            yield part
+    finally:
+        aclose = getattr(content, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _current_task_id() -> str | None:

@@ -17,12 +17,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 
 from common.exceptions import Forbidden, NotFound, RateLimited, ServiceUnavailable
-from common.logging import request_id_bound
+from common.logging import aiterator_bound, iterator_bound, request_id_bound
 
 
 class DomainErrorMiddleware:
@@ -110,6 +110,12 @@ class RequestGuardMiddleware:
             else:
                 response = self.get_response(request)
         response["X-Request-ID"] = request_id
+        if isinstance(response, StreamingHttpResponse):  # its body runs after this returns
+            body = response.streaming_content
+            if response.is_async:
+                response.streaming_content = aiterator_bound(body, request_id)
+            else:
+                response.streaming_content = iterator_bound(body, request_id)
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

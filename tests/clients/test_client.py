@@ -4,11 +4,8 @@ Every request is counted on the server (`ServerLog`), so "a 304 costs no body" a
 happened" are facts the server saw, not the client's word.
 """
 
-import asyncio
-import concurrent.futures
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
 import pytest
@@ -17,17 +14,11 @@ import redline
 from accounts.models import ApiToken
 from accounts.services import api_token_revoke
 from playground.services import grant_revoke, grant_set, label_move, prompt_version_revert
+from tests.aio import run_async
 from tests.clients.conftest import account
 from tests.playground.factories import BASE_CONTENT, make_prompt, save
 
 LABEL_PATH = "/api/v1/prompts/{}/labels/{}/version/"
-
-
-def _run_async(coroutine: Any) -> Any:
-    """asyncio.run on a thread of its own: a Playwright browser test earlier in this process
-    leaves an event loop running on the main thread, where asyncio.run refuses to start."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture
@@ -344,7 +335,7 @@ def test_the_async_twin(redline_server, owner, history):
                 await bad.get_prompt(prompt.pk)
         return first, again, moved, by_number, retried
 
-    first, again, moved, by_number, retried = _run_async(scenario())
+    first, again, moved, by_number, retried = run_async(scenario())
     assert (first.id, again.id, moved.id, by_number.id, retried.id) == (
         v1.pk,
         v1.pk,

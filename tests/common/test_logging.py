@@ -9,12 +9,13 @@ import logging.config
 
 import pytest
 from django.conf import settings as django_settings
-from django.http import HttpResponse
-from django.test import Client
+from django.http import HttpResponse, StreamingHttpResponse
+from django.test import AsyncClient, Client
 from django.urls import path
 
 from common.logging import ContextIds, TextFormatter, request_id_bound
 from config.celery import app
+from tests.aio import run_async
 
 logger = logging.getLogger("redline.test_logging")
 
@@ -24,7 +25,29 @@ def _probe(request):
     return HttpResponse("ok")
 
 
-urlpatterns = [path("probe/", _probe)]
+def _streamed_probe(request):
+    def body():
+        yield b"first\n"
+        logger.info("probe.streamed", extra={"probe_id": 9})  # after the view has returned
+        yield b"second\n"
+
+    return StreamingHttpResponse(body())
+
+
+def _async_streamed_probe(request):
+    async def body():
+        yield b"first\n"
+        logger.info("probe.streamed_async", extra={"probe_id": 10})
+        yield b"second\n"
+
+    return StreamingHttpResponse(body())
+
+
+urlpatterns = [
+    path("probe/", _probe),
+    path("streamed/", _streamed_probe),
+    path("streamed-async/", _async_streamed_probe),
+]
 
 
 @app.task(name="tests.log_probe")
@@ -103,3 +126,28 @@ def test_development_text_without_extras_is_the_plain_line():
     record = logger.makeRecord(logger.name, logging.INFO, __file__, 1, "started", (), None)
     ContextIds().filter(record)
     assert TextFormatter().format(record).endswith("INFO redline.test_logging started")
+
+
+def test_a_streamed_body_logs_with_its_request_id(settings, json_lines):
+    settings.ROOT_URLCONF = __name__
+    response = Client().get("/streamed/")
+    assert b"".join(response.streaming_content) == b"first\nsecond\n"
+    (line,) = [line for line in json_lines() if line["message"] == "probe.streamed"]
+    assert line["request_id"] == response["X-Request-ID"]
+    logger.info("after.stream")
+    (after,) = [line for line in json_lines() if line["message"] == "after.stream"]
+    assert after["request_id"] is None
+
+
+def test_an_async_streamed_body_logs_with_its_request_id(settings, json_lines):
+    settings.ROOT_URLCONF = __name__
+
+    async def read() -> tuple[str, bytes]:
+        response = await AsyncClient().get("/streamed-async/")
+        body = b"".join([part async for part in response.streaming_content])
+        return response["X-Request-ID"], body
+
+    request_id, body = run_async(read())
+    assert body == b"first\nsecond\n"
+    (line,) = [line for line in json_lines() if line["message"] == "probe.streamed_async"]
+    assert line["request_id"] == request_id
