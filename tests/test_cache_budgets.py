@@ -8,11 +8,11 @@ from django.conf import settings
 from reviews.anchoring import anchor_locate, selector_from_position
 from reviews.anchoring.blocks import _alignment_cache
 from reviews.anchoring.text import (
-    _fold,
     _fold_cache,
-    _headings,
     _headings_cache,
     anchor_caches_clear,
+    headings_index,
+    text_fold,
 )
 from textstore.cache import base_cache, delta_ops_cache, text_cache
 from textstore.ranges import _Op
@@ -65,8 +65,8 @@ def test_re_anchoring_folds_are_bounded_in_bytes(settings):
     anchor_caches_clear()
     for n in range(20):
         text = f"# Heading {n}\n" + "word  and   spaces\n" * 2000
-        assert _fold(text).text.startswith(f"# Heading {n}")
-        assert _headings(text).path_at(20) == (f"Heading {n}",)
+        assert text_fold(text).text.startswith(f"# Heading {n}")
+        assert headings_index(text).path_at(20) == (f"Heading {n}",)
     assert 0 < _fold_cache.used <= 750_000
     # Each fold of ~32,000 characters counts ~134 KB: its text and three 8-byte ints for each
     # of its 4,000 runs of two or more whitespace characters.
@@ -74,7 +74,7 @@ def test_re_anchoring_folds_are_bounded_in_bytes(settings):
     assert 0 < _headings_cache.used <= 250_000
     # A document too large for the cache is folded all the same, just not kept.
     big = "x  y\n" * 100_000
-    assert _fold(big).text == "x y " * 100_000
+    assert text_fold(big).text == "x y " * 100_000
     assert _fold_cache.used <= 750_000
     anchor_caches_clear()
 

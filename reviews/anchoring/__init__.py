@@ -30,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .base import SELECTOR_CONTEXT, Anchor, Diff, Selector, Status
-from .blocks import _Revision
-from .locate import _locate, quote_find
+from .blocks import RevisionPair
+from .locate import quote_find, selector_locate
 from .revdiff import anchor_diff_compute
-from .text import _Headings, _similarity
+from .text import Headings, text_similarity
 
 # The one similarity measure of the engine (Dice over a semantic diff), for callers that judge
 # a landed passage against a reference the way the engine judges a quote.
-quote_similarity = _similarity
+quote_similarity = text_similarity
 
 
 def selector_from_position(
@@ -57,7 +57,7 @@ def selector_from_position(
         suffix=text[end : end + context],
         start=start,
         end=end,
-        heading_path=_Headings(text).path_at(start),
+        heading_path=Headings(text).path_at(start),
     )
 
 
@@ -72,8 +72,8 @@ def anchor_locate(
     kept unchanged elsewhere in the old text never captures the annotation. Anything else is
     ``orphaned``. ``diffs`` may be a shared ``anchor_diff_compute`` result for the same texts.
     """
-    revision = _Revision(old_text, new_text, diffs)
-    return _locate(selector, revision)
+    revision = RevisionPair(old_text, new_text, diffs)
+    return selector_locate(selector, revision)
 
 
 def anchors_locate(
@@ -85,8 +85,8 @@ def anchors_locate(
 ) -> list[Anchor]:
     """Re-anchor many annotations, computing the revision diff (and the folded texts) once;
     same guarantees as ``anchor_locate``, results in the order of ``selectors``."""
-    revision = _Revision(old_text, new_text, diffs)
-    return [_locate(selector, revision) for selector in selectors]
+    revision = RevisionPair(old_text, new_text, diffs)
+    return [selector_locate(selector, revision) for selector in selectors]
 
 
 __all__ = [

@@ -28,7 +28,7 @@ DIFF_DELETE, DIFF_INSERT, DIFF_EQUAL = -1, 1, 0
 SELECTOR_CONTEXT = 32  # prefix/suffix characters a W3C selector keeps by default
 CONTEXT_CHARS = 40  # prefix/suffix characters compared (the UI stores at least SELECTOR_CONTEXT)
 # Mean prefix/suffix similarity for a candidate found by search (unrelated English scores
-# near 0 with _similarity, see text.py). Corpus: 0.35 attaches one more edited passage, 0.65
+# near 0 with text_similarity, see text.py). Corpus: 0.35 attaches one more edited passage, 0.65
 # orphans two correct landings (their context was edited).
 CONTEXT_MIN = 0.5
 SIDE_FLOOR = 0.3  # ...with neither side unrecognisable (below this a side is noise)
@@ -91,19 +91,19 @@ BOUNDARY_SLACK = 0.05  # boundaries this close in quote similarity are settled b
 
 ORPHANED_SCORE = 0.0
 
-_WHITESPACE = re.compile(r"\s+")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]*_]*\s+")
-_SENTENCE_END = re.compile(r"[.!?:;][\"')\]]*\s+$")
-_BLOCK_OPENER = re.compile(r"[ \t]*(?:(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
-_BLOCK_EDGE = re.compile(r"\r?\n[ \t]*(?:\r?\n|(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
+WHITESPACE_RE = re.compile(r"\s+")
+TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+SENTENCE_BREAK = re.compile(r"[.!?][\"')\]*_]*\s+")
+SENTENCE_END = re.compile(r"[.!?:;][\"')\]]*\s+$")
+BLOCK_OPENER = re.compile(r"[ \t]*(?:(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
+BLOCK_EDGE = re.compile(r"\r?\n[ \t]*(?:\r?\n|(?:[-*+>]|\d+[.)]|#{1,6})[ \t]|\|)")
 
-_DIFFER = diff_match_patch()  # revision diffs (1 s budget per changed run)
-_SIMILAR = diff_match_patch()  # short strings: quotes and contexts
-_SIMILAR.Diff_Timeout = 0.2
-_MATCHER = diff_match_patch()  # bitap, only for quotes up to Match_MaxBits characters
+DIFFER = diff_match_patch()  # revision diffs (1 s budget per changed run)
+SIMILAR = diff_match_patch()  # short strings: quotes and contexts
+SIMILAR.Diff_Timeout = 0.2
+MATCHER = diff_match_patch()  # bitap, only for quotes up to Match_MaxBits characters
 
 
 @dataclass(frozen=True)

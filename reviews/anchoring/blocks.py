@@ -16,13 +16,13 @@ from .base import DIFF_DELETE, DIFF_EQUAL, DIFF_INSERT, Diff
 from .revdiff import anchor_diff_compute
 from .text import (
     ALIGNMENT_SHARE,
-    _caches,
-    _fold,
-    _Folded,
-    _Headings,
-    _headings,
-    _share,
-    _text_key,
+    Folded,
+    Headings,
+    anchor_caches,
+    budget_share,
+    headings_index,
+    text_fold,
+    text_key,
 )
 
 
@@ -38,7 +38,7 @@ class _Block:
 
 
 @dataclass(frozen=True)
-class _Bound:
+class Bound:
     """A span boundary mapped into the new text; ``lo..hi`` is the range it may really be in."""
 
     pos: int
@@ -92,9 +92,9 @@ def _alignment_bytes(alignment: _Alignment) -> int:
 # (and its diff, or none) align it once, and without a diff also run anchor_diff_compute once.
 # Bounded in bytes (ALIGNMENT_SHARE of the re-anchoring caches' bound).
 _alignment_cache: LruCache[_Alignment] = LruCache(
-    bound=_share(ALIGNMENT_SHARE), cost=_alignment_bytes
+    bound=budget_share(ALIGNMENT_SHARE), cost=_alignment_bytes
 )
-_caches.append(_alignment_cache)
+anchor_caches.append(_alignment_cache)
 
 
 def _diff_signature(diffs: Diff) -> str:
@@ -104,7 +104,7 @@ def _diff_signature(diffs: Diff) -> str:
     return hashlib.blake2b(shape.tobytes(), digest_size=16).hexdigest()
 
 
-class _Revision:
+class RevisionPair:
     """One old→new revision pair: its diff as blocks, plus lazily folded texts and headings.
 
     The alignment, the folded texts and the heading index are cached per text (byte-bounded,
@@ -114,7 +114,7 @@ class _Revision:
     def __init__(self, old: str, new: str, diffs: Diff | None) -> None:
         self.old = old
         self.new = new
-        self.old_key, self.new_key = _text_key(old), _text_key(new)
+        self.old_key, self.new_key = text_key(old), text_key(new)
         if diffs is not None and (
             "".join(data for op, data in diffs if op != DIFF_INSERT) != old
             or "".join(data for op, data in diffs if op != DIFF_DELETE) != new
@@ -133,16 +133,16 @@ class _Revision:
         self._new_starts = alignment.new_starts
 
     @cached_property
-    def folded_new(self) -> _Folded:
-        return _fold(self.new, self.new_key)
+    def folded_new(self) -> Folded:
+        return text_fold(self.new, self.new_key)
 
     @cached_property
-    def folded_old(self) -> _Folded:
-        return _fold(self.old, self.old_key)
+    def folded_old(self) -> Folded:
+        return text_fold(self.old, self.old_key)
 
     @cached_property
-    def headings_new(self) -> _Headings:
-        return _headings(self.new, self.new_key)
+    def headings_new(self) -> Headings:
+        return headings_index(self.new, self.new_key)
 
     def _edit_at(self, pos: int) -> _Block | None:
         """The edit group touching old offset ``pos``; None if ``pos`` is inside kept text."""
@@ -176,7 +176,7 @@ class _Revision:
         new_start = block.new_start + start - block.old_start
         return new_start, new_start + end - start
 
-    def map_bound(self, pos: int, *, side: Literal["start", "end"]) -> _Bound:
+    def map_bound(self, pos: int, *, side: Literal["start", "end"]) -> Bound:
         """Map a span boundary; an edit at the boundary leaves a range for refinement.
 
         Pure insertions at the boundary stay outside the span; a replacement that begins at the
@@ -186,22 +186,22 @@ class _Revision:
         edit = self._edit_at(pos)
         if edit is None:
             mapped = self.map_point(pos)
-            return _Bound(mapped, mapped, mapped)
+            return Bound(mapped, mapped, mapped)
         lo, hi = edit.new_start, edit.new_end
         if edit.old_start == edit.old_end:  # insertion only
             mapped = hi if side == "start" else lo
-            return _Bound(mapped, mapped, mapped)
+            return Bound(mapped, mapped, mapped)
         owned_side = edit.old_start if side == "start" else edit.old_end
         outside_side = edit.old_end if side == "start" else edit.old_start
         if pos == owned_side:
             mapped = lo if side == "start" else hi
         elif pos == outside_side:
             mapped = hi if side == "start" else lo
-            return _Bound(mapped, mapped, mapped)
+            return Bound(mapped, mapped, mapped)
         else:
             share = (pos - edit.old_start) / (edit.old_end - edit.old_start)
             mapped = lo + round(share * (hi - lo))
-        return _Bound(mapped, lo, hi)
+        return Bound(mapped, lo, hi)
 
     def changed_text(self, lo: int, hi: int, *, side: Literal["old", "new"]) -> str:
         """The deleted (old side) or inserted (new side) text within ``[lo, hi)`` of that side."""

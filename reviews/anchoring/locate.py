@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+from common.textdiff import common_prefix, common_suffix
+
 from .base import (
-    _MATCHER,
-    _SIMILAR,
     BOUNDARY_SLACK,
     COMMON_SEEDS_MAX,
     CONTEXT_MIN,
@@ -22,6 +22,7 @@ from .base import (
     FUZZY_MIN_CHARS,
     FUZZY_QUOTE_MIN,
     LONE_QUOTE_MIN,
+    MATCHER,
     MAX_BOUNDARY_CANDIDATES,
     MAX_OCCURRENCES,
     MOVE_EVIDENCE_MIN,
@@ -38,23 +39,22 @@ from .base import (
     SHORT_CONTEXT_MIN,
     SHORT_QUOTE_CHARS,
     SIDE_FLOOR,
+    SIMILAR,
     UNIT_RUN,
     WIDE_CONTEXT,
     Anchor,
     Selector,
     Status,
 )
-from .blocks import _Bound, _Revision
+from .blocks import Bound, RevisionPair
 from .text import (
-    _common_prefix,
-    _common_suffix,
-    _Context,
-    _find_all,
-    _fold_text,
-    _similarity,
-    _token_similarity,
-    _TokenBag,
-    _unit_edge,
+    ContextSides,
+    TokenBag,
+    find_all,
+    fold_text,
+    text_similarity,
+    token_similarity,
+    unit_edge,
 )
 
 # The lowest quote similarity any fuzzy landing may have
@@ -68,7 +68,7 @@ def quote_find(
     prefix/suffix (then nearest to ``hint``), or None if ``exact`` does not occur."""
     if not exact:
         return None
-    occurrences = _find_all(text, exact)
+    occurrences = find_all(text, exact)
     if not occurrences:
         return None
     if hint is not None:
@@ -76,7 +76,7 @@ def quote_find(
     occurrences = occurrences[:MAX_OCCURRENCES]
     if len(occurrences) == 1:
         return occurrences[0]
-    context = _Context(prefix, suffix)
+    context = ContextSides(prefix, suffix)
     span = len(exact)
     scored = [
         (context.score(text, pos, pos + span), -abs(pos - hint) if hint is not None else 0, -pos)
@@ -86,7 +86,7 @@ def quote_find(
     return occurrences[best]
 
 
-def _locate(selector: Selector, revision: _Revision) -> Anchor:
+def selector_locate(selector: Selector, revision: RevisionPair) -> Anchor:
     return _Locator(selector, revision).locate()
 
 
@@ -101,14 +101,14 @@ class _Candidate:
 class _Locator:
     """Re-anchors one selector on one revision."""
 
-    def __init__(self, selector: Selector, revision: _Revision) -> None:
+    def __init__(self, selector: Selector, revision: RevisionPair) -> None:
         self.selector = selector
         self.revision = revision
-        self.quote = _fold_text(selector.exact)
-        self.context = _Context(selector.prefix, selector.suffix)
+        self.quote = fold_text(selector.exact)
+        self.context = ContextSides(selector.prefix, selector.suffix)
         self.own = self._own_span()
         new_len = len(revision.new)
-        self.bounds: tuple[_Bound, _Bound] | None = None
+        self.bounds: tuple[Bound, Bound] | None = None
         if self.own is not None:
             first = revision.map_bound(self.own[0], side="start")
             last = revision.map_bound(self.own[1], side="end")
@@ -166,7 +166,7 @@ class _Locator:
         if text == sel.exact:
             status: Status = "exact" if (start, end) == (sel.start, sel.end) else "moved"
             return Anchor(status=status, start=start, end=end, score=1.0)
-        score = round(min(_similarity(sel.exact, text), 0.9999), 4)
+        score = round(min(text_similarity(sel.exact, text), 0.9999), 4)
         return Anchor(status="fuzzy", start=start, end=end, score=score)
 
     def _sides(self, start: int, end: int) -> list[float]:
@@ -179,14 +179,14 @@ class _Locator:
         """Characters of the old text before the passage found verbatim before ``start``;
         WIDE_CONTEXT if they include the start of its paragraph or list item (in both texts)."""
         text, wide = self.revision.folded_new.text, self.wide_before
-        run = _common_suffix(wide, text[max(0, start - len(wide)) : start])
+        run = common_suffix(wide, text[max(0, start - len(wide)) : start])
         if run == len(wide) == start:  # both at the start of the document
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
             old_lo = old.start_of(old.at(self.own[0]) - run)
             new_lo, new_hi = new.start_of(start - run), new.raw_span(start, start)[0]
-            if _unit_edge(self.revision.old, old_lo, self.own[0], before=True) and _unit_edge(
+            if unit_edge(self.revision.old, old_lo, self.own[0], before=True) and unit_edge(
                 self.revision.new, new_lo, new_hi, before=True
             ):
                 return WIDE_CONTEXT
@@ -195,14 +195,14 @@ class _Locator:
     def _run_after(self, end: int) -> int:
         """Like ``_run_before``, after the passage."""
         text, wide = self.revision.folded_new.text, self.wide_after
-        run = _common_prefix(wide, text[end : end + len(wide)])
+        run = common_prefix(wide, text[end : end + len(wide)])
         if run == len(wide) and end + run == len(text):
             return WIDE_CONTEXT
         if run >= UNIT_RUN and self.own is not None:
             old, new = self.revision.folded_old, self.revision.folded_new
             old_hi = old.end_of(old.at(self.own[1]) + run - 1)
             new_lo, new_hi = new.raw_span(end, end)[0], new.end_of(end + run - 1)
-            if _unit_edge(self.revision.old, self.own[1], old_hi, before=False) and _unit_edge(
+            if unit_edge(self.revision.old, self.own[1], old_hi, before=False) and unit_edge(
                 self.revision.new, new_lo, new_hi, before=False
             ):
                 return WIDE_CONTEXT
@@ -237,8 +237,8 @@ class _Locator:
         """Whether the quote is long and occurs once in each text (whitespace folded)."""
         return (
             len(self.quote) >= DISTINCTIVE_CHARS
-            and len(_find_all(self.revision.folded_new.text, self.quote, 2)) == 1
-            and len(_find_all(self.revision.folded_old.text, self.quote, 2)) == 1
+            and len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
+            and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
         )
 
     def _is_foreign(self, start: int, end: int) -> bool:
@@ -289,7 +289,7 @@ class _Locator:
         rev = self.revision
         gone = rev.changed_text(self.own[0] - MOVE_WINDOW, self.own[1] + MOVE_WINDOW, side="old")
         came = rev.changed_text(raw_start - MOVE_WINDOW, raw_end + MOVE_WINDOW, side="new")
-        return _similarity(_fold_text(gone), _fold_text(came)) >= MOVE_EVIDENCE_MIN
+        return text_similarity(fold_text(gone), fold_text(came)) >= MOVE_EVIDENCE_MIN
 
     # ---- step 1: map through the diff
 
@@ -325,7 +325,7 @@ class _Locator:
 
     def _by_exact_search(self) -> Anchor | None:
         folded, quote = self.revision.folded_new, self.quote
-        hits = _find_all(folded.text, quote)
+        hits = find_all(folded.text, quote)
         if not hits:
             return None
         hits.sort(key=lambda pos: abs(folded.start_of(pos) - self.expected))
@@ -368,9 +368,9 @@ class _Locator:
         if self.own is None or self.revision.untouched(*self.own) is not None:
             return None
         old, new = self.revision.folded_old, self.revision.folded_new
-        if len(_find_all(old.text, self.quote, 2)) != 1:
+        if len(find_all(old.text, self.quote, 2)) != 1:
             return None
-        hits = _find_all(new.text, self.quote, 2)
+        hits = find_all(new.text, self.quote, 2)
         if len(hits) != 1:
             return None
         start, end = new.raw_span(hits[0], hits[0] + len(self.quote))
@@ -412,7 +412,7 @@ class _Locator:
         raw_start, raw_end = folded.raw_span(start, end)
         if self._is_foreign(raw_start, raw_end):
             return None
-        similarity = _similarity(self.quote, folded.text[start:end])
+        similarity = text_similarity(self.quote, folded.text[start:end])
         if self._near(raw_start, raw_end):
             sides = self._sides(start, end)
             pinned = len(sides) == 2 and min(sides) >= PINNED_CONTEXT
@@ -463,7 +463,7 @@ class _Locator:
             aligned = _align(quote, folded.text, max(0, lo), min(len(folded.text), hi))
             if aligned is None or (aligned.start < own_end and own_start < aligned.end):
                 continue
-            if _similarity(quote, folded.text[aligned.start : aligned.end]) >= FUZZY_QUOTE_MIN:
+            if text_similarity(quote, folded.text[aligned.start : aligned.end]) >= FUZZY_QUOTE_MIN:
                 return False
         return True
 
@@ -484,8 +484,8 @@ class _Locator:
                 )
             )
         windows = _seed_windows(quote, folded.text)
-        if len(quote) <= _MATCHER.Match_MaxBits:
-            loc = _MATCHER.match_main(folded.text, quote, folded.at(self.expected))
+        if len(quote) <= MATCHER.Match_MaxBits:
+            loc = MATCHER.match_main(folded.text, quote, folded.at(self.expected))
             if loc != -1:
                 windows.append((loc - SEED_CHARS, loc + len(quote) + SEED_CHARS))
         for lo, hi in windows:
@@ -518,14 +518,14 @@ class _Locator:
             return None
         start = _settle(
             starts,
-            lambda p: _token_similarity(quote, text[p:end]),
+            lambda p: token_similarity(quote, text[p:end]),
             lambda p: self.quote_bag.bound(text[p:end]),
             lambda p: (self._run_before(p), -abs(p - guess_start)),
             start,
         )
         end = _settle(
             [p for p in ends if p > start],
-            lambda p: _token_similarity(quote, text[start:p]),
+            lambda p: token_similarity(quote, text[start:p]),
             lambda p: self.quote_bag.bound(text[start:p]),
             lambda p: (self._run_after(p), -abs(p - guess_end)),
             end,
@@ -533,8 +533,8 @@ class _Locator:
         return start, end
 
     @cached_property
-    def quote_bag(self) -> _TokenBag:
-        return _TokenBag(self.quote)
+    def quote_bag(self) -> TokenBag:
+        return TokenBag(self.quote)
 
 
 def _settle(
@@ -585,8 +585,8 @@ def _align(quote: str, text: str, lo: int, hi: int) -> _Candidate | None:
     """
     if hi - lo <= 0:
         return None
-    diffs = _SIMILAR.diff_main(quote, text[lo:hi], False)
-    _SIMILAR.diff_cleanupSemantic(diffs)
+    diffs = SIMILAR.diff_main(quote, text[lo:hi], False)
+    SIMILAR.diff_cleanupSemantic(diffs)
     window_pos = quote_pos = 0
     first = last = None
     head = tail_end = 0
@@ -628,7 +628,7 @@ def _seeds(quote: str, text: str) -> tuple[list[tuple[int, int]], float]:
     grams = common = 0
     for offset in range(0, len(quote) - size + 1, step):
         grams += 1
-        hits = _find_all(text, quote[offset : offset + size], SEED_MAX_HITS + 1)
+        hits = find_all(text, quote[offset : offset + size], SEED_MAX_HITS + 1)
         if len(hits) > SEED_MAX_HITS:
             common += 1  # too common to place anything
             continue

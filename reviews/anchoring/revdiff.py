@@ -5,21 +5,23 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 
+from common.textdiff import common_suffix
+
 from .base import (
-    _BLOCK_OPENER,
-    _DIFFER,
-    _FENCE,
-    _SENTENCE_BREAK,
-    _SENTENCE_END,
+    BLOCK_OPENER,
     DIFF_DELETE,
     DIFF_EQUAL,
     DIFF_INSERT,
+    DIFFER,
+    FENCE,
     MAX_PAIRING,
     NUMBER_WEIGHT,
     PAIR_MIN,
+    SENTENCE_BREAK,
+    SENTENCE_END,
     Diff,
 )
-from .text import _common_suffix, _fold_text, _token_similarity
+from .text import fold_text, token_similarity
 
 # Recursion bound of the patience alignment; deeper gaps are aligned by common runs only.
 PATIENCE_MAX_DEPTH = 32
@@ -36,8 +38,8 @@ def anchor_diff_compute(*, old_text: str, new_text: str) -> Diff:
     sentences aligned with themselves and a moved paragraph a deletion plus an insertion.
     """
     old_units, new_units = _units(old_text), _units(new_text)
-    old_keys = [_fold_text(unit).strip() for unit in old_units]
-    new_keys = [_fold_text(unit).strip() for unit in new_units]
+    old_keys = [fold_text(unit).strip() for unit in old_units]
+    new_keys = [fold_text(unit).strip() for unit in new_units]
     diffs: Diff = []
     for equal, old_lo, old_hi, new_lo, new_hi in _align_units(old_keys, new_keys):
         if equal:  # the same units, but perhaps for whitespace (reflow, line endings)
@@ -69,7 +71,7 @@ def _units(text: str) -> list[str]:
     pos = 0
     for i, line in enumerate(lines):
         start, pos = pos, pos + len(line)
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if fence is not None:
             cuts.add(pos)  # every code line is a unit
             if marker and marker.group(1).startswith(fence):
@@ -82,13 +84,13 @@ def _units(text: str) -> list[str]:
         following = lines[i + 1] if i + 1 < len(lines) else ""
         if (
             not line.strip()
-            or _BLOCK_OPENER.match(line)
+            or BLOCK_OPENER.match(line)
             or not following.strip()
-            or _BLOCK_OPENER.match(following)
-            or _FENCE.match(following)
+            or BLOCK_OPENER.match(following)
+            or FENCE.match(following)
         ):
             cuts.add(pos)
-        for match in _SENTENCE_BREAK.finditer(line):
+        for match in SENTENCE_BREAK.finditer(line):
             cuts.add(start + match.end())
     ordered = sorted(cuts)
     return [text[a:b] for a, b in zip(ordered, ordered[1:], strict=False) if b > a]
@@ -198,7 +200,7 @@ def _common_runs(
     new_code = "".join(codes.setdefault(u, chr(0x100 + len(codes))) for u in new[new_lo:new_hi])
     runs: list[_Run] = []
     i, j = old_lo, new_lo
-    for op, data in _DIFFER.diff_main(old_code, new_code, False):
+    for op, data in DIFFER.diff_main(old_code, new_code, False):
         di = len(data) if op != DIFF_INSERT else 0
         dj = len(data) if op != DIFF_DELETE else 0
         runs.append((op == DIFF_EQUAL, i, i + di, j, j + dj))
@@ -240,7 +242,7 @@ def _pair_units(old: list[str], new: list[str]) -> list[tuple[int, int]] | None:
             a, b = old[i - 1], new[j - 1]
             score = max(best[i - 1][j], best[i][j - 1])
             if a and b and 2 * min(len(a), len(b)) >= max(len(a), len(b)):
-                similarity = _token_similarity(a, b, number_weight=NUMBER_WEIGHT)
+                similarity = token_similarity(a, b, number_weight=NUMBER_WEIGHT)
                 if similarity >= PAIR_MIN:
                     score = max(score, best[i - 1][j - 1] + similarity * (len(a) + len(b)))
             best[i][j] = score
@@ -262,8 +264,8 @@ def _char_diff(old: str, new: str) -> Diff:
         return [(DIFF_EQUAL, old)] if old else []
     if not old or not new:
         return [(DIFF_INSERT, new)] if new else [(DIFF_DELETE, old)]
-    diffs = _DIFFER.diff_main(old, new)
-    _DIFFER.diff_cleanupSemantic(diffs)
+    diffs = DIFFER.diff_main(old, new)
+    DIFFER.diff_cleanupSemantic(diffs)
     return [(op, data) for op, data in diffs]
 
 
@@ -280,7 +282,7 @@ def _slide_to_sentences(diffs: Diff) -> Diff:
         (op_a, before), (op, edit), (op_b, after) = out[i - 1], out[i], out[i + 1]
         if op == DIFF_EQUAL or op_a != DIFF_EQUAL or op_b != DIFF_EQUAL:
             continue
-        shift = _common_suffix(before, edit)
+        shift = common_suffix(before, edit)
         if shift:  # slide fully left first
             before, edit, after = (
                 before[:-shift],
@@ -317,11 +319,11 @@ def _edge_score(left: str, right: str) -> int:
     if not left or not right:
         return 6
     left_line = left.endswith("\n")
-    if (left_line and (right[0] in "\r\n" or _BLOCK_OPENER.match(right))) or (
+    if (left_line and (right[0] in "\r\n" or BLOCK_OPENER.match(right))) or (
         left.endswith(("\n\n", "\n\r\n")) or right.startswith(("\n\n", "\r\n\r\n"))
     ):
         return 5
-    if _SENTENCE_END.search(left[-4:]) or (left[-1] in ".!?" and right[0].isspace()):
+    if SENTENCE_END.search(left[-4:]) or (left[-1] in ".!?" and right[0].isspace()):
         return 4
     if left[-1].isspace() or right[0].isspace():
         return 2

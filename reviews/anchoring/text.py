@@ -14,21 +14,21 @@ from typing import Any
 from common.lru import LruCache
 
 from .base import (
-    _ATX_HEADING,
-    _BLOCK_EDGE,
-    _FENCE,
-    _SIMILAR,
-    _TOKEN,
-    _WHITESPACE,
+    ATX_HEADING,
+    BLOCK_EDGE,
     CONTEXT_CHARS,
     DIFF_EQUAL,
+    FENCE,
+    SIMILAR,
+    TOKEN_RE,
     UNIT_RUN,
+    WHITESPACE_RE,
 )
 
 _LONG_WHITESPACE = re.compile(r"\s{2,}")
 
 
-def _find_all(text: str, needle: str, limit: int | None = None) -> list[int]:
+def find_all(text: str, needle: str, limit: int | None = None) -> list[int]:
     """All (overlapping) occurrences of ``needle``; stops after ``limit`` hits."""
     found: list[int] = []
     pos = text.find(needle)
@@ -38,23 +38,7 @@ def _find_all(text: str, needle: str, limit: int | None = None) -> list[int]:
     return found
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[-1 - i] == b[-1 - i]:
-        i += 1
-    return i
-
-
-def _similarity(a: str, b: str) -> float:
+def text_similarity(a: str, b: str) -> float:
     """Share of characters the two strings keep in common after a semantic diff (Dice).
 
     Semantic cleanup drops coincidental one- or two-letter matches, so unrelated English text
@@ -64,17 +48,17 @@ def _similarity(a: str, b: str) -> float:
         return 1.0
     if not a or not b:
         return 0.0
-    diffs = _SIMILAR.diff_main(a, b, False)
-    _SIMILAR.diff_cleanupSemantic(diffs)
+    diffs = SIMILAR.diff_main(a, b, False)
+    SIMILAR.diff_cleanupSemantic(diffs)
     same = sum(len(data) for op, data in diffs if op == DIFF_EQUAL)
     return 2.0 * same / (len(a) + len(b))
 
 
-def _token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
-    """Like ``_similarity`` but over words and punctuation (case-folded), weighted by length
+def token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
+    """Like ``text_similarity`` but over words and punctuation (case-folded), weighted by length
     (tokens holding a digit ``number_weight`` times): steadier where one stray letter must not
     matter, and able to say that a changed figure changes a sentence more than a changed verb."""
-    tokens_a, tokens_b = _TOKEN.findall(a.lower()), _TOKEN.findall(b.lower())
+    tokens_a, tokens_b = TOKEN_RE.findall(a.lower()), TOKEN_RE.findall(b.lower())
     if not tokens_a or not tokens_b:
         return 1.0 if tokens_a == tokens_b else 0.0
     codes: dict[str, str] = {}
@@ -84,27 +68,27 @@ def _token_similarity(a: str, b: str, *, number_weight: int = 1) -> float:
         code: len(tok) * (number_weight if any(ch.isdigit() for ch in tok) else 1)
         for tok, code in codes.items()
     }
-    diffs = _SIMILAR.diff_main(encoded_a, encoded_b, False)
+    diffs = SIMILAR.diff_main(encoded_a, encoded_b, False)
     same = sum(sum(weights[c] for c in data) for op, data in diffs if op == DIFF_EQUAL)
     total = sum(weights[c] for c in encoded_a) + sum(weights[c] for c in encoded_b)
     return 2.0 * same / total
 
 
-class _TokenBag:
-    """An upper bound of ``_token_similarity(quote, other)`` (number weight 1) for one quote
+class TokenBag:
+    """An upper bound of ``token_similarity(quote, other)`` (number weight 1) for one quote
     and many others: the same Dice over the tokens the two share as multisets, ignoring order.
     A diff's equal tokens are common to both, so the bound is never below the similarity; it
     costs a tokenisation where the similarity costs a diff."""
 
     def __init__(self, quote: str) -> None:
-        tokens = _TOKEN.findall(quote.lower())
+        tokens = TOKEN_RE.findall(quote.lower())
         self.counts: dict[str, int] = {}
         for tok in tokens:
             self.counts[tok] = self.counts.get(tok, 0) + 1
         self.weight = sum(len(tok) for tok in tokens)
 
     def bound(self, other: str) -> float:
-        tokens = _TOKEN.findall(other.lower())
+        tokens = TOKEN_RE.findall(other.lower())
         if not tokens or not self.counts:
             return 1.0 if not tokens and not self.counts else 0.0
         left = dict(self.counts)
@@ -118,7 +102,7 @@ class _TokenBag:
 
 
 @dataclass(frozen=True)
-class _Folded:
+class Folded:
     """A text with each whitespace run folded to one space, with maps to and from the raw text.
 
     Only runs of two or more whitespace characters shift offsets (a lone newline or tab just
@@ -167,7 +151,7 @@ class _Folded:
         return raw_start, raw_end
 
 
-def _text_key(text: str) -> str:
+def text_key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -177,13 +161,13 @@ def _ints_bytes(values: list[int]) -> int:
     return sys.getsizeof(values) + 28 * len(values)
 
 
-def _folded_bytes(folded: _Folded) -> int:
+def _folded_bytes(folded: Folded) -> int:
     return sys.getsizeof(folded.text) + sum(
         sys.getsizeof(values) for values in (folded.run_lo, folded.run_hi, folded.run_at)
     )
 
 
-def _headings_bytes(headings: _Headings) -> int:
+def _headings_bytes(headings: Headings) -> int:
     # A path is a tuple of heading strings shared between lines: count the tuple only.
     return _ints_bytes(headings.line_ends) + sum(sys.getsizeof(p) for p in headings.paths)
 
@@ -198,7 +182,7 @@ def anchor_cache_bound_set(bound: Callable[[], int]) -> None:
     _anchor_cache_bytes = bound
 
 
-def _share(eighths: int) -> Callable[[], int]:
+def budget_share(eighths: int) -> Callable[[], int]:
     """A cache's share of the bound, in eighths (the shares below add up to eight)."""
     return lambda: _anchor_cache_bytes() * eighths // 8
 
@@ -210,19 +194,21 @@ FOLD_SHARE, HEADINGS_SHARE, ALIGNMENT_SHARE = 3, 1, 4
 # Folded texts and headings by text digest: anchor_locate calls sharing one revision pair fold it
 # once. Bounded in bytes; a text too large for them is folded per call, and callers
 # re-anchoring many annotations share one pair (anchors_locate).
-_fold_cache: LruCache[_Folded] = LruCache(bound=_share(FOLD_SHARE), cost=_folded_bytes)
-_headings_cache: LruCache[_Headings] = LruCache(bound=_share(HEADINGS_SHARE), cost=_headings_bytes)
-_caches: list[LruCache[Any]] = [_fold_cache, _headings_cache]  # blocks.py adds its own
+_fold_cache: LruCache[Folded] = LruCache(bound=budget_share(FOLD_SHARE), cost=_folded_bytes)
+_headings_cache: LruCache[Headings] = LruCache(
+    bound=budget_share(HEADINGS_SHARE), cost=_headings_bytes
+)
+anchor_caches: list[LruCache[Any]] = [_fold_cache, _headings_cache]  # blocks.py adds its own
 
 
 def anchor_caches_clear() -> None:
-    for cache in _caches:
+    for cache in anchor_caches:
         cache.clear()
 
 
-def _fold(raw: str, key: str | None = None) -> _Folded:
-    """The folded text, from the cache (``key``: the text's ``_text_key``, if known)."""
-    key = key or _text_key(raw)
+def text_fold(raw: str, key: str | None = None) -> Folded:
+    """The folded text, from the cache (``key``: the text's ``text_key``, if known)."""
+    key = key or text_key(raw)
     folded = _fold_cache.get(key)
     if folded is None:
         folded = _fold_compute(raw)
@@ -230,7 +216,7 @@ def _fold(raw: str, key: str | None = None) -> _Folded:
     return folded
 
 
-def _fold_compute(raw: str) -> _Folded:
+def _fold_compute(raw: str) -> Folded:
     run_lo, run_hi, run_at = array("q"), array("q"), array("q")
     shift = 0  # characters folded away before the current run
     for match in _LONG_WHITESPACE.finditer(raw):
@@ -239,8 +225,8 @@ def _fold_compute(raw: str) -> _Folded:
         run_hi.append(hi)
         run_at.append(lo - shift)
         shift += hi - lo - 1
-    return _Folded(
-        text=_WHITESPACE.sub(" ", raw),
+    return Folded(
+        text=WHITESPACE_RE.sub(" ", raw),
         raw_len=len(raw),
         run_lo=run_lo,
         run_hi=run_hi,
@@ -248,20 +234,20 @@ def _fold_compute(raw: str) -> _Folded:
     )
 
 
-def _fold_text(raw: str) -> str:
-    return _WHITESPACE.sub(" ", raw)
+def fold_text(raw: str) -> str:
+    return WHITESPACE_RE.sub(" ", raw)
 
 
-def _headings(text: str, key: str | None = None) -> _Headings:
-    key = key or _text_key(text)
+def headings_index(text: str, key: str | None = None) -> Headings:
+    key = key or text_key(text)
     headings = _headings_cache.get(key)
     if headings is None:
-        headings = _Headings(text)
+        headings = Headings(text)
         _headings_cache.put(key, headings)
     return headings
 
 
-class _Headings:
+class Headings:
     """ATX headings of a Markdown text (fenced code skipped), to give any offset its path."""
 
     def __init__(self, text: str) -> None:
@@ -273,7 +259,7 @@ class _Headings:
         for line in text.splitlines(keepends=True):
             body = line.rstrip("\r\n")
             pos += len(line)
-            fence_match = _FENCE.match(body)
+            fence_match = FENCE.match(body)
             if fence_match:
                 marker = fence_match.group(1)
                 if fence is None:
@@ -281,7 +267,7 @@ class _Headings:
                 elif marker.startswith(fence):
                     fence = None
                 continue
-            heading = None if fence else _ATX_HEADING.match(body)
+            heading = None if fence else ATX_HEADING.match(body)
             if heading:
                 level = len(heading.group(1))
                 while stack and stack[-1][0] >= level:
@@ -295,35 +281,35 @@ class _Headings:
         return self.paths[i] if i >= 0 else ()
 
 
-class _Context:
+class ContextSides:
     """Prefix/suffix of a selector, folded, compared with the text around a candidate."""
 
     def __init__(self, prefix: str, suffix: str) -> None:
-        self.prefix = _fold_text(prefix)[-CONTEXT_CHARS:]
-        self.suffix = _fold_text(suffix)[:CONTEXT_CHARS]
+        self.prefix = fold_text(prefix)[-CONTEXT_CHARS:]
+        self.suffix = fold_text(suffix)[:CONTEXT_CHARS]
 
     def before(self, text: str, pos: int) -> float | None:
         if not self.prefix:  # the quote started the document: only the edge itself confirms it
             return 1.0 if pos == 0 else None
-        return _similarity(self.prefix, text[max(0, pos - len(self.prefix)) : pos])
+        return text_similarity(self.prefix, text[max(0, pos - len(self.prefix)) : pos])
 
     def after(self, text: str, pos: int) -> float | None:
         if not self.suffix:
             return 1.0 if pos == len(text) else None
-        return _similarity(self.suffix, text[pos : pos + len(self.suffix)])
+        return text_similarity(self.suffix, text[pos : pos + len(self.suffix)])
 
     def score(self, text: str, start: int, end: int) -> float:
         sides = [v for v in (self.before(text, start), self.after(text, end)) if v is not None]
         return sum(sides) / len(sides) if sides else 0.0
 
 
-def _unit_edge(text: str, lo: int, hi: int, *, before: bool) -> bool:
+def unit_edge(text: str, lo: int, hi: int, *, before: bool) -> bool:
     """Whether the context run ``text[lo:hi]`` next to a passage crosses the edge of the
     passage's Markdown block (a blank line, or a line opening a list item, quote, heading or
     table row) at least UNIT_RUN characters away from the passage."""
     if before and lo == 0 or not before and hi == len(text):
         return hi - lo >= UNIT_RUN
-    edges = list(_BLOCK_EDGE.finditer(text, lo, hi))
+    edges = list(BLOCK_EDGE.finditer(text, lo, hi))
     if not edges:
         return False
     return hi - edges[-1].end() >= UNIT_RUN if before else edges[0].start() - lo >= UNIT_RUN
