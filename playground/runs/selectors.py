@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -125,7 +126,7 @@ class RunTimings:
     total_ms: int | None
 
 
-def _ms(start: Any, end: Any) -> int | None:
+def _ms(start: datetime | None, end: datetime | None) -> int | None:
     if start is None or end is None:
         return None
     return max(0, round((end - start).total_seconds() * 1000))
