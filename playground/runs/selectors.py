@@ -12,7 +12,7 @@ from django.db.models.functions import Substr
 from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
-from ..export import Api, export_request, export_sdk_arguments
+from ..export import export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
 from ..selectors import User, prompt_access_get_for_user, version_content
 from .providers import provider_get
@@ -67,7 +67,7 @@ def run_request(
     """
     content = version_content(version=run.version)
     adapter = provider_get(run.provider)
-    api: Api = adapter.api  # type: ignore[assignment]
+    api = adapter.api
     request = export_request(
         content={
             **content,
