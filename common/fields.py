@@ -68,9 +68,9 @@ def _make_strict(field: AnyField) -> None:
         field.__class__ = _strict_class(kind)
 
 
-# The base of every serializer that reads a request body (the module's docstring). A comment,
-# not a docstring: drf-spectacular would print an inherited docstring in every schema component.
-# A body is a JSON object, read into a dict (nested as an output schema, it shows a dict too).
+# The base of every serializer that reads a request body (the module's docstring): a JSON
+# object, read into a dict. A comment, not a docstring: drf-spectacular would print an
+# inherited docstring in every schema component.
 class StrictSerializer(serializers.Serializer[dict[str, Any]]):
     def get_fields(self) -> dict[str, AnyField]:
         fields = super().get_fields()
