@@ -1,6 +1,7 @@
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,7 +23,7 @@ class BadCredentials(DomainError):
     status_code = 401
 
 
-class ApiTokenSerializer(serializers.ModelSerializer):
+class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
     """A key as listed: its id and first characters, never the key itself."""
 
     prefix = serializers.CharField(source="key_prefix")
@@ -38,7 +39,7 @@ class TokenCreateApi(APIView):
     Failed attempts are throttled per account and per client address (429 with Retry-After).
     """
 
-    authentication_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
 
     class InputSerializer(StrictSerializer):

@@ -112,7 +112,7 @@ class HashedTokenAuthentication(TokenAuthentication):
 
     keyword = "Token"
 
-    def authenticate_credentials(self, key: str) -> tuple[User, ApiKeyUse]:  # type: ignore[override]
+    def authenticate_credentials(self, key: str) -> tuple[User, ApiKeyUse]:
         lookup = key_lookup()
         params = key_lookup_params(key=key)
         sql = f"SELECT {lookup.select} FROM {lookup.from_} WHERE {lookup.where}"  # noqa: S608
@@ -125,7 +125,7 @@ def api_key_from_request(request: HttpRequest) -> str | None:
     malformed header); None when the request carries no such header (then the session
     decides). Read from `META` directly: DRF's parser builds `request.headers` for it, a
     measurable share of the hot fetch path (bench/api_throughput.py)."""
-    header = request.META.get("HTTP_AUTHORIZATION")
+    header: str | None = request.META.get("HTTP_AUTHORIZATION")
     if header is None:
         return None
     parts = header.encode(HTTP_HEADER_ENCODING).split()

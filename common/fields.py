@@ -17,6 +17,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+# A field of any kind (DRF's fields are generic in their value, data, representation and
+# instance types; these helpers look at the field's class only).
+AnyField = serializers.Field[Any, Any, Any, Any]
+
 
 class _StrictText:
     """Mixed into a CharField (or a subclass of it): only a string is taken, and its length is
@@ -48,11 +52,11 @@ def _strict_class(cls: type) -> type:
     return type(cls.__name__, (rule, cls), {"__module__": cls.__module__})
 
 
-def is_strict(field: serializers.Field) -> bool:
+def is_strict(field: AnyField) -> bool:
     return isinstance(field, (_StrictText, _StrictBoolean))
 
 
-def _make_strict(field: serializers.Field) -> None:
+def _make_strict(field: AnyField) -> None:
     """Make `field` (and the fields inside a list or dict field) strict, in place: the field
     is this serializer instance's own copy (DRF deep-copies declared fields per instance)."""
     if isinstance(field, (serializers.ListField, serializers.DictField)):
@@ -64,10 +68,11 @@ def _make_strict(field: serializers.Field) -> None:
         field.__class__ = _strict_class(kind)
 
 
-# The base of every serializer that reads a request body (the module's docstring). A comment,
-# not a docstring: drf-spectacular would print an inherited docstring in every schema component.
-class StrictSerializer(serializers.Serializer):
-    def get_fields(self) -> dict[str, serializers.Field]:
+# The base of every serializer that reads a request body (the module's docstring): a JSON
+# object, read into a dict. A comment, not a docstring: drf-spectacular would print an
+# inherited docstring in every schema component.
+class StrictSerializer(serializers.Serializer[dict[str, Any]]):
+    def get_fields(self) -> dict[str, AnyField]:
         fields = super().get_fields()
         for field in fields.values():
             _make_strict(field)
@@ -75,7 +80,7 @@ class StrictSerializer(serializers.Serializer):
 
 
 @extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}]})
-class StringOrIntegerField(serializers.Field):
+class StringOrIntegerField(serializers.Field[str | int, Any, Any, Any]):
     """A text or a whole number (e.g. a pinned constraint by its text or its index)."""
 
     default_error_messages = {"invalid": "Must be a string or a whole number."}
@@ -84,7 +89,7 @@ class StringOrIntegerField(serializers.Field):
         self.max_length = max_length
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data: Any) -> str | int:
+    def to_internal_value(self, data: object) -> str | int:
         if isinstance(data, bool) or not isinstance(data, (str, int)):
             self.fail("invalid")
         if isinstance(data, str):

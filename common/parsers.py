@@ -1,6 +1,9 @@
 """Request parsers for the API. Kept apart from common.api: DRF reads DEFAULT_PARSER_CLASSES
 while `rest_framework.views` is still importing, so this module must not import DRF views."""
 
+from collections.abc import Mapping
+from typing import IO, Any
+
 from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser as BaseJSONParser
@@ -19,7 +22,12 @@ class JSONParser(BaseJSONParser):
     """DRF's JSON parser with the project's depth limit and no lone surrogates
     (common.jsonlimits)."""
 
-    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+    def parse(
+        self,
+        stream: IO[Any] | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:  # any JSON value (DRF's stubs say a dict; a body may be a list or a number)
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             text = stream.read().decode(encoding) if stream is not None else ""

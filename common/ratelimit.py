@@ -49,11 +49,11 @@ def client_ip(request: HttpRequest) -> str:
     forged. Without that setting behind a proxy, every client would share the proxy's
     address, and one guesser would lock out everyone.
     """
-    remote = request.META.get("REMOTE_ADDR", "") or "unknown"
+    remote: str = request.META.get("REMOTE_ADDR", "") or "unknown"
     proxies = int(settings.TRUSTED_PROXY_COUNT)
     if proxies <= 0:
         return remote
-    forwarded = [
+    forwarded: list[str] = [
         part.strip()
         for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
         if part.strip()

@@ -7,8 +7,10 @@ from rest_framework import serializers
 from rest_framework.fields import JSONField
 from rest_framework.relations import RelatedField
 
+from common.fields import AnyField
 
-def _model_field_nullable(field: RelatedField) -> bool:
+
+def _model_field_nullable(field: RelatedField[Any, Any, Any]) -> bool:
     parent = getattr(field, "parent", None)
     model = getattr(getattr(parent, "Meta", None), "model", None)
     if model is None or not isinstance(field.source, str) or "." in field.source:
@@ -19,7 +21,7 @@ def _model_field_nullable(field: RelatedField) -> bool:
         return False
 
 
-class ApiErrorSerializer(serializers.Serializer):
+class ApiErrorSerializer(serializers.Serializer[dict[str, Any]]):
     """Every error answer: a human-readable `detail`, sometimes more."""
 
     detail = serializers.CharField()
@@ -64,10 +66,15 @@ class AutoSchema(BaseAutoSchema):
             return outer.replace(".", "") + inner
         return super().get_serializer_name(serializer, direction)
 
-    def _map_serializer_field(self, field, direction, bypass_extensions=False):  # type: ignore[no-untyped-def]
+    def _map_serializer_field(
+        self,
+        field: AnyField,
+        direction: Literal["request", "response"],
+        bypass_extensions: bool = False,
+    ) -> dict[str, Any]:
         """A read-only relation over a nullable model field (a prompt's `question`) can be null:
         say so, whatever the serializer declared."""
-        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, RelatedField) and field.read_only and _model_field_nullable(field):
             schema = {**schema, "nullable": True}
         # A JSON input that may not be null is a JSON object here (a version's `content`); the

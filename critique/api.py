@@ -35,18 +35,18 @@ from .services import draft_create, draft_sync, suggestion_accept, suggestion_re
 TEXT_MAX_CHARS = 10_000
 
 
-class _QuoteOut(serializers.Serializer):
+class _QuoteOut(serializers.Serializer[dict[str, str]]):
     exact = serializers.CharField()
     prefix = serializers.CharField(allow_blank=True)
     suffix = serializers.CharField(allow_blank=True)
 
 
-class _PositionOut(serializers.Serializer):
+class _PositionOut(serializers.Serializer[dict[str, int]]):
     start = serializers.IntegerField()
     end = serializers.IntegerField()
 
 
-class SuggestionSerializer(serializers.ModelSerializer):
+class SuggestionSerializer(serializers.ModelSerializer[Suggestion]):
     """One drafted annotation: its quote (null: about the whole document), whether it was
     anchored and where, its content, and what the reviewer did with it."""
 
@@ -90,7 +90,7 @@ class SuggestionSerializer(serializers.ModelSerializer):
         return {"start": suggestion.start or 0, "end": suggestion.end or 0}
 
 
-class DraftSerializer(serializers.Serializer):
+class DraftSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     review = serializers.IntegerField(source="review_id")
     status = choice_field(ReviewDraft.Status.values)
@@ -98,7 +98,7 @@ class DraftSerializer(serializers.Serializer):
     suggestions = SuggestionSerializer(many=True)
 
 
-class _DraftCreated(serializers.Serializer):
+class _DraftCreated(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     status = choice_field(ReviewDraft.Status.values)
 

@@ -50,14 +50,14 @@ RESULTS_PAGE_MAX = 500
 LABELS_MAX = 10  # label names one evaluation may name
 
 
-class RowSerializer(serializers.Serializer):
+class RowSerializer(serializers.Serializer[dict[str, Any]]):
     position = serializers.IntegerField()
     variables = serializers.DictField(child=serializers.CharField(allow_blank=True))
     expected = serializers.CharField(allow_blank=True)
     note = serializers.CharField(allow_blank=True)
 
 
-class TestSetSerializer(serializers.Serializer):
+class TestSetSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     prompt = serializers.IntegerField()
     name = serializers.CharField()
@@ -300,12 +300,12 @@ SummarySerializer = inline_serializer(
 )
 
 
-class ProgressSerializer(serializers.Serializer):
+class ProgressSerializer(serializers.Serializer[dict[str, Any]]):
     done = serializers.IntegerField()
     total = serializers.IntegerField()
 
 
-class EvaluationSerializer(serializers.Serializer):
+class EvaluationSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     prompt = serializers.IntegerField()
     testset = serializers.IntegerField()
@@ -421,14 +421,14 @@ class EvaluationDetailApi(APIView):
         return Response(EvaluationSerializer(evaluation_body(access.evaluation)).data)
 
 
-class GradeSerializer(serializers.Serializer):
+class GradeSerializer(serializers.Serializer[dict[str, Any]]):
     type = serializers.CharField()
     passed = serializers.BooleanField()
     score = serializers.FloatField()
     reason = serializers.CharField(allow_blank=True)
 
 
-class ResultSerializer(serializers.Serializer):
+class ResultSerializer(serializers.Serializer[dict[str, Any]]):
     cell = serializers.IntegerField()
     row = serializers.IntegerField(
         help_text="The row's position in the test-set revision (1-based)."

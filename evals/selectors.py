@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -51,9 +52,10 @@ def testset_get_for_user(*, user: Viewer, testset_id: Any, revision: Any = None)
         raise NotFound
     chosen = latest
     if revision not in (None, ""):
-        chosen = revisions.filter(number=object_id_parse(revision)).first()
-        if chosen is None:
+        found = revisions.filter(number=object_id_parse(revision)).first()
+        if found is None:
             raise NotFound
+        chosen = found
     return TestSetAccess(
         testset=testset, revision=chosen, role=access.role, latest_number=latest.number
     )
@@ -143,7 +145,7 @@ def _percentile(values: list[int], fraction: float) -> int | None:
     return round(cuts[max(0, min(98, round(fraction * 100) - 1))])
 
 
-def duration_ms(start: Any, end: Any) -> int | None:
+def duration_ms(start: datetime | None, end: datetime | None) -> int | None:
     """Milliseconds between two moments, None while either is unknown."""
     if start is None or end is None:
         return None

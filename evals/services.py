@@ -39,7 +39,8 @@ from playground.runs.selectors import run_timings
 from playground.runs.services import run_cancel, run_create, run_execute, run_variables_resolve
 from playground.selectors import version_content
 
-from .dispatch import DEFERRED, cells_dispatch
+from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
+from .dispatch import cells_dispatch
 from .exceptions import EvalInvalid
 from .graders import (
     GRADER_TYPES,

@@ -31,6 +31,7 @@ def grant_in_force_sql(alias: str) -> str:
     the statement that embeds it is written once per process)."""
     query = AccessGrant.objects.filter(grant_in_force()).query
     compiler = query.get_compiler(connection=connection)
+    sql: str
     sql, params = compiler.compile(query.where)
     if params:
         raise ValueError("grant_in_force() must compile without parameters")

@@ -95,9 +95,8 @@ def _parent_text_sha(raw: str) -> str | None:
         value = json.loads(raw) if raw else None
     except json.JSONDecodeError:
         return None
-    if isinstance(value, dict) and isinstance(value.get("parent_text"), str):
-        return value["parent_text"]
-    return None
+    parent_text = value.get("parent_text") if isinstance(value, dict) else None
+    return parent_text if isinstance(parent_text, str) else None
 
 
 def editor_values_from_post(data: QueryDict) -> dict[str, Any]:

@@ -314,7 +314,8 @@ def _parent_sha(parent: PromptVersion | None, field: str) -> str:
     index = int(field.split(".")[1])
     if index >= len(parent.messages):
         raise ContentInvalid(f"{field}: the parent has no message {index} to keep.", field=field)
-    return parent.messages[index]["sha"]
+    sha: str = parent.messages[index]["sha"]  # every stored message names its text's sha
+    return sha
 
 
 def _parent_text(parent: PromptVersion | None, field: str, sha: str) -> str:

@@ -1,6 +1,8 @@
 import dataclasses
 import typing
+from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
@@ -18,26 +20,26 @@ from .selectors import question_get, question_list
 from .throttle import estimate_throttle
 
 
-class DepthAreaSerializer(serializers.ModelSerializer):
+class DepthAreaSerializer(serializers.ModelSerializer[DepthArea]):
     class Meta:
         model = DepthArea
         fields: tuple[str, ...] = ("title", "detail", "source", "practice_note")
 
 
-class FollowUpSerializer(serializers.ModelSerializer):
+class FollowUpSerializer(serializers.ModelSerializer[FollowUp]):
     class Meta:
         model = FollowUp
         fields: tuple[str, ...] = ("probe", "look_for", "source", "look_for_source")
 
 
-class WorkedNumberSerializer(serializers.ModelSerializer):
+class WorkedNumberSerializer(serializers.ModelSerializer[WorkedNumber]):
     class Meta:
         model = WorkedNumber
         fields: tuple[str, ...] = ("label", "inputs", "calculation", "result", "takeaway", "source")
 
 
-class QuestionListApi(ListAPIView):
-    class OutputSerializer(serializers.ModelSerializer):
+class QuestionListApi(ListAPIView[Question]):
+    class OutputSerializer(serializers.ModelSerializer[Question]):
         class Meta:
             model = Question
             fields: tuple[str, ...] = ("slug", "title", "kind", "duration_minutes", "summary")
@@ -45,7 +47,7 @@ class QuestionListApi(ListAPIView):
 
     serializer_class = OutputSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Question]:
         kind = self.request.query_params.get("kind")
         if kind is not None and kind not in Question.Kind.values:
             raise DomainError(
@@ -57,12 +59,12 @@ class QuestionListApi(ListAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("kind", enum=Question.Kind.values, required=False)],
     )
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
 
 class QuestionDetailApi(APIView):
-    class OutputSerializer(serializers.ModelSerializer):
+    class OutputSerializer(serializers.ModelSerializer[Question]):
         depth_areas = DepthAreaSerializer(many=True, read_only=True)
         follow_ups = FollowUpSerializer(many=True, read_only=True)
         numbers = WorkedNumberSerializer(many=True, read_only=True)
@@ -88,12 +90,12 @@ class QuestionDetailApi(APIView):
         return Response(self.OutputSerializer(question_get(slug=slug)).data)
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[dict[str, Any]]):
     detail = serializers.CharField()
     field = serializers.CharField(required=False)
 
 
-def _result_serializer(result: type, name: str) -> type[serializers.Serializer]:
+def _result_serializer(result: type, name: str) -> type[serializers.Serializer[dict[str, Any]]]:
     """A serializer documenting a simulation result as the API sends it (`asdict`), so the
     schema cannot drift from the dataclass."""
     hints = typing.get_type_hints(result)
@@ -114,14 +116,14 @@ EstimateSwarmSimulationSerializer = _result_serializer(
 )
 
 
-class EstimateStorageTierSerializer(serializers.Serializer):
+class EstimateStorageTierSerializer(serializers.Serializer[dict[str, Any]]):
     name = serializers.CharField()
     days = serializers.FloatField()
     bytes = serializers.FloatField()
     human = serializers.CharField()
 
 
-class EstimateOutputSerializer(serializers.Serializer):
+class EstimateOutputSerializer(serializers.Serializer[dict[str, Any]]):
     """What every estimate answers around its own figures (the view adds these)."""
 
     question = serializers.CharField()

@@ -12,7 +12,8 @@ DATA_FILE = Path(__file__).parent / "data" / "questions.json"
 
 def questions_read() -> list[dict[str, Any]]:
     with DATA_FILE.open(encoding="utf-8") as handle:
-        return json.load(handle)
+        questions: list[dict[str, Any]] = json.load(handle)  # the repository's own data file
+    return questions
 
 
 def questions_load(*, apps: Any = None) -> int:

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from common.admin import ReadOnlyAdmin
 
@@ -23,7 +24,7 @@ class RevisionInline(admin.TabularInline):
     can_delete = False
     show_change_link = True
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: DesignDoc | None = None) -> bool:
         return False
 
 
@@ -53,7 +54,7 @@ class ChecklistInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
         return False
 
 

@@ -27,7 +27,9 @@ from typing import Any
 import nh3
 from django.utils.text import slugify
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 Span = tuple[int, int, int]  # start, end, annotation id
 
@@ -145,7 +147,9 @@ def _offset(token: Token) -> int | None:
     return token.meta.get("s") if token.meta else None
 
 
-def _text_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _text_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     token = tokens[idx]
     start = _offset(token)
     if start is None:
@@ -153,7 +157,9 @@ def _text_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict
     return f'<span data-s="{start}">{env["hl"].html(token.content, start)}</span>'
 
 
-def _text_special_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _text_special_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     """An escape or entity: one shown character for `len(markup)` source characters."""
     token = tokens[idx]
     start = _offset(token)
@@ -165,11 +171,15 @@ def _text_special_rule(self: Any, tokens: list[Token], idx: int, options: Any, e
     return f'<span data-s="{start}" data-l="{length}">{inner}</span>'
 
 
-def _code_inline_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _code_inline_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     return f"<code>{_text_rule(self, tokens, idx, options, env)}</code>"
 
 
-def _code_block_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _code_block_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     token = tokens[idx]
     language = token.info.strip().split()[0] if token.info.strip() else ""
     attrs = f' class="language-{html.escape(language)}"' if language else ""
@@ -177,7 +187,9 @@ def _code_block_rule(self: Any, tokens: list[Token], idx: int, options: Any, env
     return f'<pre tabindex="0"><code{attrs}>{body}</code></pre>\n'
 
 
-def _table_open_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _table_open_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     """A table in a box that scrolls sideways on a narrow screen (not the page)."""
     env["tables"] = env.get("tables", 0) + 1
     label = f"Table {env['tables']}"
@@ -185,11 +197,15 @@ def _table_open_rule(self: Any, tokens: list[Token], idx: int, options: Any, env
     return box + self.renderToken(tokens, idx, options, env)
 
 
-def _table_close_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _table_close_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     return self.renderToken(tokens, idx, options, env) + "</div>"
 
 
-def _image_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _image_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     """An image becomes a link to it: a document must not make reviewers' browsers fetch a
     remote URL (a tracking pixel). The CSP (`img-src 'self' data:`) would block it anyway."""
     token = tokens[idx]
@@ -198,7 +214,9 @@ def _image_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dic
     return f'<a href="{src}" title="Image (not loaded): {src}">[image: {alt}]</a>'
 
 
-def _heading_open_rule(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+def _heading_open_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     token = tokens[idx]
     inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
     title = "".join(

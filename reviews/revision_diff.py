@@ -165,6 +165,7 @@ def _place(rows: list[Row], anchors: list[AnchorPair]) -> list[Row]:
     still lands, on the older side where it was orphaned."""
     by_row: dict[int, list[Marker]] = {}
     for pair in anchors:
+        side: Literal["old", "new"]
         if pair.new_span is not None:
             side, span, attr = "new", pair.new_span, "new"
         elif pair.old_span is not None and pair.new_status == "orphaned":
@@ -178,7 +179,7 @@ def _place(rows: list[Row], anchors: list[AnchorPair]) -> list[Row]:
                     Marker(
                         annotation_id=pair.annotation_id,
                         review_id=pair.review_id,
-                        side=side,  # type: ignore[arg-type]
+                        side=side,
                         status=pair.new_status,
                         score=pair.new_score,
                         start=span[0],

@@ -23,7 +23,7 @@ SYSTEM_USERNAME = "redline"
 def practice_docs_read() -> list[dict[str, Any]]:
     """The manifest, each entry with its Markdown `body` read from its file."""
     with (DATA_DIR / "practice_docs.json").open(encoding="utf-8") as handle:
-        entries = json.load(handle)
+        entries: list[dict[str, Any]] = json.load(handle)
     for entry in entries:
         entry["body"] = (DATA_DIR / entry["file"]).read_text(encoding="utf-8")
     return entries

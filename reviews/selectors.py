@@ -286,11 +286,12 @@ def anchor_list(*, annotation: Annotation) -> QuerySet[AnnotationAnchor]:
 SEVERITY_ORDER = {"blocker": 0, "major": 1, "minor": 2, "nit": 3}
 
 
-def _edits_prefetch() -> Prefetch:
+# Quoted: Prefetch is generic in django-stubs only.
+def _edits_prefetch() -> "Prefetch[str, QuerySet[BodyEdit], str]":
     return Prefetch("edits", queryset=BodyEdit.objects.order_by("replaced_at", "id"))
 
 
-def _replies_prefetch() -> Prefetch:
+def _replies_prefetch() -> "Prefetch[str, QuerySet[Reply], str]":
     return Prefetch(
         "replies",
         queryset=Reply.objects.select_related("author")
@@ -390,7 +391,9 @@ def reply_get_for_user(*, user: User, reply_id: Any) -> Reply:
     return reply
 
 
-def body_edit_list(*, annotation: Annotation | None = None, reply: Reply | None = None):
+def body_edit_list(
+    *, annotation: Annotation | None = None, reply: Reply | None = None
+) -> QuerySet[BodyEdit]:
     """Earlier texts of an annotation or a reply, oldest first."""
     if annotation is not None:
         return BodyEdit.objects.filter(annotation=annotation).order_by("replaced_at", "id")

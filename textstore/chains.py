@@ -108,7 +108,7 @@ def chain_tuples(sha: str, *, to_checkpoint: bool = False) -> list[tuple[Any, ..
     with connection.cursor() as cursor:
         sql = _chain_sql(connection.vendor, to_checkpoint, False)
         cursor.execute(sql, [check_sha(sha), CHAIN_GUARD])
-        rows = cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
     if not rows:
         raise BlobNotFound(sha)
     return rows

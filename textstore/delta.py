@@ -37,7 +37,8 @@ def delta_compute(*, source: str, target: str) -> str:
     # checklines=True makes diff_main diff line by line first when both texts are long.
     diffs = dmp.diff_main(source, target, True)
     dmp.diff_cleanupEfficiency(diffs)
-    return dmp.diff_toDelta(diffs)
+    delta: str = dmp.diff_toDelta(diffs)
+    return delta
 
 
 def delta_apply_reference(*, source: str, delta: str) -> str:

@@ -58,7 +58,10 @@ class ExportNegotiation(NoUrlFormatNegotiation):
     ) -> tuple[BaseRenderer, str]:
         wanted = request.query_params.get("as")
         if wanted is None:
-            return super().select_renderer(request, renderers, format_suffix)
+            chosen: tuple[BaseRenderer, str] = super().select_renderer(
+                request, renderers, format_suffix
+            )
+            return chosen
         for renderer in renderers:
             if renderer.format == wanted:
                 return renderer, renderer.media_type
@@ -87,7 +90,7 @@ class VersionExportApi(JsonErrorsMixin):
     renderer_classes = [ExportTextRenderer, JSONRenderer]
     content_negotiation_class = ExportNegotiation
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         version = serializers.IntegerField()
         api = serializers.ChoiceField(choices=APIS)
         format = serializers.ChoiceField(choices=FORMATS)

@@ -85,7 +85,7 @@ def version_answer(
         throttle=True,
     )
     etag = version.etag(full=full)
-    response: HttpResponseBase | None = get_conditional_response(request, etag=etag)  # type: ignore[arg-type]
+    response: HttpResponseBase | None = get_conditional_response(request, etag=etag)
     if response is None:
         if full and version.prepared.truncated:
             # The long texts are read a range at a time while the answer is written.
@@ -142,12 +142,12 @@ class VersionTextField(serializers.JSONField):
     """A text of a version in an answer: a string, or a long text's head (TEXT_SCHEMA)."""
 
 
-class MessageOutputSerializer(serializers.Serializer):
+class MessageOutputSerializer(serializers.Serializer[dict[str, Any]]):
     role = serializers.CharField()
     content = VersionTextField()
 
 
-class ContentOutputSerializer(serializers.Serializer):
+class ContentOutputSerializer(serializers.Serializer[dict[str, Any]]):
     """A version's content as answered: the shape it is saved in, long texts cut to heads."""
 
     provider = serializers.CharField()

@@ -60,7 +60,8 @@ class VersionByNumberApi(APIView):
         )
         detail = resolve(reverse("api-version-detail", kwargs={"version_id": version_id}))
         # The version endpoint checks access itself again: one rule, applied by its owner.
-        return detail.func(request._request, **detail.kwargs)
+        response: HttpResponseBase = detail.func(request._request, **detail.kwargs)
+        return response
 
 
 urlpatterns = [

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -73,7 +74,7 @@ def _question(slug: str | None) -> Question | None:
         raise ContentInvalid(f"question: unknown question {slug!r}.", field="question") from None
 
 
-class VersionSummarySerializer(serializers.ModelSerializer):
+class VersionSummarySerializer(serializers.ModelSerializer[PromptVersion]):
     author = serializers.CharField(source="author.username")
     parent = serializers.IntegerField(source="parent_id", allow_null=True)  # type: ignore[assignment]
 
@@ -90,7 +91,7 @@ class VersionSummarySerializer(serializers.ModelSerializer):
         )
 
 
-class LabelSerializer(serializers.ModelSerializer):
+class LabelSerializer(serializers.ModelSerializer[Label]):
     version = serializers.IntegerField(source="version_id")
 
     class Meta:
@@ -98,7 +99,7 @@ class LabelSerializer(serializers.ModelSerializer):
         fields: tuple[str, ...] = ("name", "version", "protected", "updated_at")
 
 
-class PromptOutputSerializer(serializers.ModelSerializer):
+class PromptOutputSerializer(serializers.ModelSerializer[Prompt]):
     owner = serializers.CharField(source="owner.username")
     question: "serializers.SlugRelatedField[Question]" = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
@@ -109,7 +110,7 @@ class PromptOutputSerializer(serializers.ModelSerializer):
         fields: tuple[str, ...] = ("id", "title", "owner", "question", "created_at")
 
 
-class PromptListCreateApi(ListAPIView):
+class PromptListCreateApi(ListAPIView[Prompt]):
     serializer_class = PromptOutputSerializer
 
     class InputSerializer(StrictSerializer):
@@ -126,7 +127,7 @@ class PromptListCreateApi(ListAPIView):
         class Meta(PromptOutputSerializer.Meta):
             fields = (*PromptOutputSerializer.Meta.fields, "root_version")
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Prompt]:
         return prompt_list_visible(
             user=self.request.user, search=self.request.query_params.get("q", "")[:TITLE_MAX_CHARS]
         )
@@ -206,7 +207,7 @@ class TreePagination(StrictPageNumberPagination):
     max_page_size = 1000
 
 
-class PromptVersionListCreateApi(ListAPIView):
+class PromptVersionListCreateApi(ListAPIView[PromptVersion]):
     """The version tree (GET, in save order) and saving a new version (POST)."""
 
     serializer_class = VersionSummarySerializer
@@ -229,7 +230,7 @@ class PromptVersionListCreateApi(ListAPIView):
         class Meta(VersionSummarySerializer.Meta):
             fields = (*VersionSummarySerializer.Meta.fields, "created", "main_moved", "unchanged")
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[PromptVersion]:
         prompt = prompt_get_for_user(user=self.request.user, prompt_id=self.kwargs["prompt_id"])
         return version_tree(prompt=prompt)
 
@@ -260,7 +261,7 @@ class PromptVersionListCreateApi(ListAPIView):
         return _saved(result)
 
 
-class TextDiffSerializer(serializers.Serializer):
+class TextDiffSerializer(serializers.Serializer[dict[str, Any]]):
     """One text's changes (`playground.diffing.text_diff_as_json`)."""
 
     field = serializers.CharField(help_text="`system` or `messages.N.content`.")
@@ -425,7 +426,9 @@ class LabelMoveApi(APIView):
         return Response(LabelSerializer(label).data)
 
 
-def _label_move(request: Request, prompt: Prompt, name: str, data: dict[str, Any]) -> dict:
+def _label_move(
+    request: Request, prompt: Prompt, name: str, data: dict[str, Any]
+) -> dict[str, Any]:
     expected_given = "expected" in data
     expected = None
     if expected_given and data["expected"] is not None:

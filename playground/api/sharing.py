@@ -1,5 +1,7 @@
 """Share links, per-account grants, the shared-version endpoint and the access log."""
 
+from typing import Any
+
 from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import reverse
@@ -39,7 +41,7 @@ from ..shared import LoginRequired, shared_open
 from .fetch import FULL_PARAMETER, ContentOutputSerializer, full_requested
 
 
-class LinkSerializer(serializers.ModelSerializer):
+class LinkSerializer(serializers.ModelSerializer[ShareLink]):
     """A link as listed: never its token (only the short hint)."""
 
     version = serializers.IntegerField(source="version_id", allow_null=True)
@@ -129,7 +131,7 @@ class LinkRevokeApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class GrantSerializer(serializers.ModelSerializer):
+class GrantSerializer(serializers.ModelSerializer[AccessGrant]):
     username = serializers.CharField(source="user.username")
     granted_by = serializers.CharField(source="granted_by.username")
 
@@ -167,7 +169,7 @@ class GrantRevokeApi(APIView):
 
 
 class AccessLogApi(APIView):
-    class OutputSerializer(serializers.ModelSerializer):
+    class OutputSerializer(serializers.ModelSerializer[AccessLogEntry]):
         user = serializers.CharField(source="user.username", allow_null=True, default=None)
         link = serializers.CharField(source="link.token_hint", allow_null=True, default=None)
 
@@ -188,7 +190,7 @@ class SharedVersionApi(APIView):
 
     permission_classes = [AllowAny]
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         id = serializers.IntegerField()
         number = serializers.IntegerField()
         parent = serializers.IntegerField(allow_null=True)  # type: ignore[assignment]

@@ -6,6 +6,8 @@ access in the request itself, on every range: the version through the caller's r
 variant through the link (live, not revoked or expired, and covering that version).
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -38,7 +40,7 @@ from ..texts import (
 _MAX_OFFSET = 2**40
 
 
-class TextRangeSerializer(serializers.Serializer):
+class TextRangeSerializer(serializers.Serializer[dict[str, Any]]):
     field = serializers.CharField(help_text="`system` or `messages.N.content`.")
     offset = serializers.IntegerField(help_text="First character returned (code points).")
     length = serializers.IntegerField(help_text="Characters returned (0 at the end).")

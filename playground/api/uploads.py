@@ -1,6 +1,8 @@
 """Uploads of large texts: create one (`POST /uploads/`), and Redline's own signed PUT endpoint
 used in the embedded default (S3 deployments get a presigned URL instead)."""
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -28,7 +30,7 @@ class UploadCreateApi(APIView):
             SHA256_HEX_PATTERN, help_text="SHA-256 of those bytes, 64 hex digits."
         )
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         id = serializers.UUIDField(help_text='Name it in a version as {"upload": id}.')
         url = serializers.URLField(help_text="Send the bytes here, once, before expires_in.")
         method = serializers.CharField(help_text="PUT")
@@ -73,7 +75,7 @@ class UploadPutApi(APIView):
     authentication_classes: list[type] = []
     permission_classes = [AllowAny]
 
-    class StoredSerializer(serializers.Serializer):
+    class StoredSerializer(serializers.Serializer[dict[str, Any]]):
         id = serializers.UUIDField()
         size = serializers.IntegerField()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.handlers.asgi import ASGIRequest
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -40,7 +41,7 @@ from .services import MAX_CONTINUE_CHARS, run_cancel, run_continue
 from .stream import run_events, run_events_async, run_stream_open, stream_offset_parse
 
 
-class UsageSerializer(serializers.Serializer):
+class UsageSerializer(serializers.Serializer[dict[str, Any]]):
     input_tokens = serializers.IntegerField(allow_null=True)
     output_tokens = serializers.IntegerField(allow_null=True)
 
@@ -50,7 +51,7 @@ class UsageSerializer(serializers.Serializer):
 _MILLISECONDS = serializers.IntegerField(allow_null=True, min_value=0)
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(serializers.ModelSerializer[Run]):
     version = serializers.IntegerField(source="version_id")
     prompt = serializers.IntegerField(source="version.prompt_id")
     created_by = serializers.CharField(source="created_by.username")
@@ -137,7 +138,7 @@ def run_answer(run: Run, *, user_id: Any, role: str) -> dict[str, Any]:
     return dict(RunSerializer(run, context={"user_id": user_id, "role": role}).data)
 
 
-class VersionRunListCreateApi(ListAPIView):
+class VersionRunListCreateApi(ListAPIView[Run]):
     serializer_class = RunSerializer
 
     class InputSerializer(StrictSerializer):
@@ -165,7 +166,7 @@ class VersionRunListCreateApi(ListAPIView):
             help_text="Run on another model than the version's (compare).",
         )
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[Run]:
         access = version_access_get_for_user(
             user=self.request.user, version_id=self.kwargs["version_id"]
         )
@@ -217,7 +218,7 @@ class RunDetailApi(APIView):
 
 
 class RunRequestApi(APIView):
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         method = serializers.CharField()
         url = serializers.CharField(
             help_text="Where the call goes: the provider's URL (the deployment's configured base"

@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 RUN_EXECUTE = "playground.run_execute"
 
 
-def _task() -> Task:  # type: ignore[type-arg]
+def _task() -> Task:
     return current_app.tasks[RUN_EXECUTE]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -11,7 +12,7 @@ from django.db.models.functions import Substr
 from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
-from ..export import Api, export_request, export_sdk_arguments
+from ..export import export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
 from ..selectors import User, prompt_access_get_for_user, version_content
 from .providers import provider_get
@@ -66,7 +67,7 @@ def run_request(
     """
     content = version_content(version=run.version)
     adapter = provider_get(run.provider)
-    api: Api = adapter.api  # type: ignore[assignment]
+    api = adapter.api
     request = export_request(
         content={
             **content,
@@ -125,7 +126,7 @@ class RunTimings:
     total_ms: int | None
 
 
-def _ms(start: Any, end: Any) -> int | None:
+def _ms(start: datetime | None, end: datetime | None) -> int | None:
     if start is None or end is None:
         return None
     return max(0, round((end - start).total_seconds() * 1000))

@@ -1,6 +1,6 @@
 """Celery tasks of runs: thin, ids only, idempotent (docs/style.md, rule 7)."""
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from .fair import run_execute_next
@@ -16,7 +16,7 @@ from .services import runs_reap_stale as runs_reap_stale_service
 # queued run of the account with the fewest running, so one account's flood cannot hold the
 # queue (playground/runs/fair.py). Eagerly (the embedded default) it executes its own run.
 @shared_task(name="playground.run_execute", acks_late=True, reject_on_worker_lost=True, bind=True)
-def run_execute(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def run_execute(self: Task, run_id: int) -> str:
     if settings.RUN_FAIR_QUEUE and not self.request.is_eager:
         return run_execute_next(run_id=run_id)
     return run_execute_service(run_id=run_id)

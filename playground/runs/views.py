@@ -71,7 +71,7 @@ def run_card_build(*, access: RunAccess, user: Any, poll: bool) -> RunCard:
     )
 
 
-def _access(request: HttpRequest, run_id: int) -> RunAccess:
+def _access(request: HttpRequest, run_id: int | str | None) -> RunAccess:
     try:
         return run_get_for_user(user=request.user, run_id=run_id)
     except NotFound:
@@ -215,7 +215,7 @@ def _side(
     card = None
     run_raw = request.GET.get(f"run_{key}")
     if run_raw:
-        access = _access(request, run_raw)  # type: ignore[arg-type]
+        access = _access(request, run_raw)
         if access.run.version.prompt_id != prompt.pk:
             raise Http404
         card = run_card_build(access=access, user=request.user, poll=False)
@@ -305,7 +305,7 @@ def compare_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = _prompt(request, prompt_id)
     outputs = []
     for key in ("run_a", "run_b"):
-        access = _access(request, request.GET.get(key))  # type: ignore[arg-type]
+        access = _access(request, request.GET.get(key))
         if access.run.version.prompt_id != prompt.pk:
             raise Http404
         outputs.append(access.run.output)

@@ -1,7 +1,9 @@
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def load(apps, schema_editor):
+def load(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     from questionbank.seed import questions_load
 
     questions_load(apps=apps)

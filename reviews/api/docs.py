@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -13,7 +14,7 @@ from common.auth import request_actor
 from common.fields import StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 
-from ..models import CONSTRAINT_MAX_CHARS
+from ..models import CONSTRAINT_MAX_CHARS, DesignDoc
 from ..selectors import (
     DocDetail,
     doc_detail,
@@ -52,7 +53,7 @@ def doc_detail_body(detail: DocDetail) -> dict[str, Any]:
     }
 
 
-class DocListCreateApi(ListAPIView):
+class DocListCreateApi(ListAPIView[DesignDoc]):
     """Every design document (any signed-in account may review any of them); create one."""
 
     serializer_class = DesignDocSerializer
@@ -68,7 +69,7 @@ class DocListCreateApi(ListAPIView):
             required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
         )
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[DesignDoc]:
         return doc_list_visible(user=self.request.user)
 
     @extend_schema(request=InputSerializer, responses={201: DocDetailSerializer})

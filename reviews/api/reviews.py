@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -32,7 +33,7 @@ from .serializers import (
 )
 
 
-class ReviewSummarySerializer(serializers.ModelSerializer):
+class ReviewSummarySerializer(serializers.ModelSerializer[Review]):
     doc = serializers.IntegerField(source="revision.doc_id")
     doc_title = serializers.CharField(source="revision.doc.title")
     revision = serializers.IntegerField(source="revision_id")
@@ -81,7 +82,7 @@ def review_detail_body(review: Review) -> dict[str, Any]:
     }
 
 
-class ReviewListCreateApi(ListAPIView):
+class ReviewListCreateApi(ListAPIView[Review]):
     """Reviews the caller can see (their own, and submitted ones); start a review."""
 
     serializer_class = ReviewSummarySerializer
@@ -89,7 +90,7 @@ class ReviewListCreateApi(ListAPIView):
     class InputSerializer(StrictSerializer):
         revision = serializers.IntegerField(help_text="The revision to review.")
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Review]:
         reviews = review_list_visible(user=self.request.user).order_by("-created_at", "-id")
         doc_id = self.request.query_params.get("doc")
         if doc_id:
@@ -188,7 +189,7 @@ class ReviewRankingApi(APIView):
     class InputSerializer(StrictSerializer):
         order = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         order = serializers.ListField(
             child=serializers.IntegerField(), help_text="Risk ids; rank 1 first."
         )

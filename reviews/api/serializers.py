@@ -12,7 +12,7 @@ from ..models import Annotation, AnnotationAnchor, Area, ChecklistItem, DesignDo
 from .fields import choice_field
 
 
-class DocRevisionSummarySerializer(serializers.ModelSerializer):
+class DocRevisionSummarySerializer(serializers.ModelSerializer[DocRevision]):
     author = serializers.CharField(source="author.username")
     doc = serializers.IntegerField(source="doc_id")
 
@@ -29,7 +29,7 @@ class DocRevisionSummarySerializer(serializers.ModelSerializer):
         )
 
 
-class DesignDocFieldsSerializer(serializers.ModelSerializer):
+class DesignDocFieldsSerializer(serializers.ModelSerializer[DesignDoc]):
     """A document's own fields (the detail adds its revisions from a `DocDetail`)."""
 
     author = serializers.CharField(source="author.username")
@@ -67,7 +67,7 @@ class DesignDocSerializer(DesignDocFieldsSerializer):
         )
 
 
-class AnnotationAnchorSerializer(serializers.ModelSerializer):
+class AnnotationAnchorSerializer(serializers.ModelSerializer[AnnotationAnchor]):
     revision = serializers.IntegerField(source="revision_id")
     revision_number = serializers.IntegerField(source="revision.number")
     status = choice_field(AnnotationAnchor.Status.values, read_only=True)
@@ -96,7 +96,7 @@ class PositionSerializer(StrictSerializer):
     end = serializers.IntegerField(min_value=0)
 
 
-class ReviewAnnotationSerializer(serializers.ModelSerializer):
+class ReviewAnnotationSerializer(serializers.ModelSerializer[Annotation]):
     """An annotation with its selectors; `anchors` only where the endpoint says so."""
 
     review = serializers.IntegerField(source="review_id")
@@ -158,7 +158,7 @@ class ReviewAnnotationWithAnchorsSerializer(ReviewAnnotationSerializer):
         fields = (*ReviewAnnotationSerializer.Meta.fields, "anchors")
 
 
-class ReviewChecklistItemSerializer(serializers.ModelSerializer):
+class ReviewChecklistItemSerializer(serializers.ModelSerializer[ChecklistItem]):
     area = serializers.ChoiceField(choices=Area.values, read_only=True)
     status = choice_field(ChecklistItem.Status.values, read_only=True)
 
@@ -167,7 +167,7 @@ class ReviewChecklistItemSerializer(serializers.ModelSerializer):
         fields: tuple[str, ...] = ("area", "status", "note")
 
 
-class CoverageSerializer(serializers.Serializer):
+class CoverageSerializer(serializers.Serializer[dict[str, int]]):
     covered = serializers.IntegerField()
     gap = serializers.IntegerField()
     na = serializers.IntegerField()

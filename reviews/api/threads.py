@@ -3,6 +3,7 @@ document's reviews, the revision diff and the inbox."""
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -16,10 +17,11 @@ from common.fields import StrictSerializer
 from common.selectors import MAX_ID
 
 from ..exceptions import NotFound, ReviewsError
-from ..models import AnnotationAnchor, BodyEdit, InboxItem, Reply, Review, Verdict
+from ..models import AnnotationAnchor, BodyEdit, DocRevision, InboxItem, Reply, Review, Verdict
 from ..rendering import comment_render
-from ..revision_diff import revision_diff_compute
+from ..revision_diff import Block, Marker, Row, revision_diff_compute
 from ..selectors import (
+    DocReviewRow,
     annotation_get_for_user,
     body_edit_list,
     doc_get_for_user,
@@ -40,7 +42,7 @@ from ..thread_pages import anchor_pairs
 from .fields import choice_field
 
 
-class ReplySerializer(serializers.ModelSerializer):
+class ReplySerializer(serializers.ModelSerializer[Reply]):
     annotation = serializers.IntegerField(source="annotation_id")
     author = serializers.CharField(source="author.username")
     body_html = serializers.SerializerMethodField(help_text="The body rendered, sanitised.")
@@ -53,7 +55,7 @@ class ReplySerializer(serializers.ModelSerializer):
         return comment_render(text=reply.body)
 
 
-class BodyEditSerializer(serializers.ModelSerializer):
+class BodyEditSerializer(serializers.ModelSerializer[BodyEdit]):
     class Meta:
         model = BodyEdit
         fields = ("body", "fields", "written_at", "replaced_at")
@@ -124,7 +126,7 @@ class AnnotationHistoryApi(APIView):
         return Response(BodyEditSerializer(body_edit_list(annotation=annotation), many=True).data)
 
 
-class OpenCountsSerializer(serializers.Serializer):
+class OpenCountsSerializer(serializers.Serializer[dict[str, int]]):
     blocker = serializers.IntegerField()
     major = serializers.IntegerField()
     minor = serializers.IntegerField()
@@ -135,7 +137,8 @@ class DocReviewListApi(APIView):
     """Every submitted review of every revision of the document, plus the caller's own
     drafts, newest first, with the verdict and open issues by severity."""
 
-    class OutputSerializer(serializers.Serializer):
+    # A row, or the rows with many=True (DRF's stubs take a sequence for ModelSerializer only).
+    class OutputSerializer(serializers.Serializer[DocReviewRow | list[DocReviewRow]]):
         id = serializers.IntegerField()
         revision = serializers.IntegerField(source="revision_id")
         revision_number = serializers.IntegerField()
@@ -157,18 +160,18 @@ class DocReviewListApi(APIView):
         )
 
 
-class RevisionRefSerializer(serializers.Serializer):
+class RevisionRefSerializer(serializers.Serializer[DocRevision]):
     id = serializers.IntegerField(source="pk")
     number = serializers.IntegerField()
 
 
-class BlockSerializer(serializers.Serializer):
+class BlockSerializer(serializers.Serializer[Block]):
     start = serializers.IntegerField()
     end = serializers.IntegerField()
     text = serializers.CharField()
 
 
-class MarkerSerializer(serializers.Serializer):
+class MarkerSerializer(serializers.Serializer[Marker]):
     annotation = serializers.IntegerField(source="annotation_id")
     review = serializers.IntegerField(source="review_id")
     side = serializers.ChoiceField(choices=["old", "new"])
@@ -189,7 +192,7 @@ class WordsField(serializers.ListField):
     pass
 
 
-class DiffRowSerializer(serializers.Serializer):
+class DiffRowSerializer(serializers.Serializer[Row]):
     op = serializers.ChoiceField(choices=["equal", "insert", "delete", "change"])
     old = BlockSerializer(allow_null=True)
     new = BlockSerializer(allow_null=True)
@@ -203,7 +206,7 @@ class RevisionDiffApi(APIView):
     where they land (`exact`, `moved`, `fuzzy`), on the older side where they were
     `orphaned`."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         revision = RevisionRefSerializer(source="new_revision")
         against = RevisionRefSerializer(source="old_revision")
         added = serializers.IntegerField()
@@ -258,7 +261,7 @@ def revision_against(request: Request, new: Any) -> Any:
         raise ReviewsError("against: not a revision of this document.", field="against") from None
 
 
-class InboxItemSerializer(serializers.ModelSerializer):
+class InboxItemSerializer(serializers.ModelSerializer[InboxItem]):
     kind = choice_field(InboxItem.Kind.values, read_only=True)
     actor = serializers.CharField(source="actor.username", allow_null=True, default=None)
     doc = serializers.IntegerField(source="review.revision.doc_id")
@@ -290,14 +293,14 @@ class InboxItemSerializer(serializers.ModelSerializer):
         return item.read_at is None
 
 
-class InboxListApi(ListAPIView):
+class InboxListApi(ListAPIView[InboxItem]):
     """The caller's inbox, newest first: reviews submitted on their documents, replies to
     their annotations (and in threads they joined), their annotations orphaned by a new
     revision. `?unread=1` lists only unread items."""
 
     serializer_class = InboxItemSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[InboxItem]:
         items = inbox_list_for_user(user=self.request.user)
         values = self.request.query_params.getlist("unread")
         if len(values) > 1 or any(v not in ("true", "false", "1", "0") for v in values):
@@ -323,7 +326,7 @@ class InboxReadApi(APIView):
             max_length=MARK_READ_MAX_IDS,
         )
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[dict[str, Any]]):
         changed = serializers.IntegerField()
         unread = serializers.IntegerField()
 

@@ -3,9 +3,11 @@
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def submitted_reviews_comment(apps, schema_editor):
+def submitted_reviews_comment(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Reviews submitted before verdicts existed concluded nothing more than a comment."""
     Review = apps.get_model("reviews", "Review")
     Review.objects.filter(status="submitted", verdict="").update(verdict="comment")

@@ -1,7 +1,9 @@
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def load(apps, schema_editor):
+def load(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     from reviews.seed import practice_docs_load, practice_keys_load
 
     practice_docs_load(apps=apps)  # the four documents added with the keys

@@ -2,6 +2,7 @@
 the mock-review service)."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from common.admin import ReadOnlyAdmin
 
@@ -15,7 +16,7 @@ class PlantedItemInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: AnswerKey | None = None) -> bool:
         return False
 
 

@@ -16,7 +16,7 @@ from .scoring import Scorecard
 from .selectors import ScorecardPage, scorecard_get_for_user
 
 
-class ScorecardItemSerializer(serializers.Serializer):
+class ScorecardItemSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.CharField(help_text="The planted item's id.")
     kind = serializers.CharField(help_text="risk, missing, already-considered, constraint-trap")
     area = serializers.CharField()
@@ -42,7 +42,7 @@ class ScorecardItemSerializer(serializers.Serializer):
     good_comment = serializers.CharField()
 
 
-class RankedRiskSerializer(serializers.Serializer):
+class RankedRiskSerializer(serializers.Serializer[dict[str, Any]]):
     annotation = serializers.IntegerField()
     rank = serializers.IntegerField()
     severity = serializers.CharField()
@@ -50,14 +50,14 @@ class RankedRiskSerializer(serializers.Serializer):
     item_severity = serializers.CharField(allow_null=True)
 
 
-class DisagreementSerializer(serializers.Serializer):
+class DisagreementSerializer(serializers.Serializer[dict[str, Any]]):
     above = serializers.CharField()
     above_severity = serializers.CharField()
     below = serializers.CharField()
     below_severity = serializers.CharField()
 
 
-class ScorecardSerializer(serializers.Serializer):
+class ScorecardSerializer(serializers.Serializer[dict[str, Any]]):
     review = serializers.IntegerField()
     doc = serializers.IntegerField()
     items = ScorecardItemSerializer(many=True)

@@ -102,32 +102,33 @@ def selector_resolve(
 
 def _constraint_match(doc: DesignDoc, constraint: Any) -> str:
     """The pinned constraint `constraint` refers to: its text, or its index (0-based)."""
-    if not doc.constraints:
+    constraints: list[str] = doc.constraints  # a JSON list of texts (DesignDoc.constraints)
+    if not constraints:
         raise ReviewsError(
             "constraint: this document has no pinned constraints.", field="constraint"
         )
     if isinstance(constraint, int) and not isinstance(constraint, bool):
-        if 0 <= constraint < len(doc.constraints):
-            return doc.constraints[constraint]
+        if 0 <= constraint < len(constraints):
+            return constraints[constraint]
     elif isinstance(constraint, str):
         wanted = " ".join(constraint.split())
-        if wanted in doc.constraints:
+        if wanted in constraints:
             return wanted
         # ASCII digits only: "²".isdigit() is true but int() refuses it.
-        if CONSTRAINT_INDEX.fullmatch(wanted) and int(wanted) < len(doc.constraints):
-            return doc.constraints[int(wanted)]
+        if CONSTRAINT_INDEX.fullmatch(wanted) and int(wanted) < len(constraints):
+            return constraints[int(wanted)]
     raise ReviewsError(
         "constraint: must be one of the document's pinned constraints.", field="constraint"
     )
 
 
-def _choice(value: Any, choices: list[str], field: str) -> str:
-    if value not in choices:
+def _choice(value: object, choices: list[str], field: str) -> str:
+    if not isinstance(value, str) or value not in choices:
         raise ReviewsError(f"{field}: must be one of {', '.join(choices)}.", field=field)
     return value
 
 
-def _text(value: Any, field: str, *, required: bool) -> str:
+def _text(value: object, field: str, *, required: bool) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str) or len(value) > TEXT_MAX_CHARS:

@@ -24,14 +24,14 @@ BODY_MAX_CHARS = 500_000
 CONSTRAINTS_MAX = 20
 
 
-def _title_clean(title: Any) -> str:
+def _title_clean(title: object) -> str:
     title = (title or "").strip() if isinstance(title, str) else ""
     if not title or len(title) > TITLE_MAX_CHARS:
         raise ReviewsError(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
     return title
 
 
-def _body_clean(body: Any) -> str:
+def _body_clean(body: object) -> str:
     """Markdown as stored: LF line endings (browsers post CRLF), never empty."""
     if not isinstance(body, str):
         raise ReviewsError("body: must be a string of Markdown.", field="body")
@@ -110,7 +110,7 @@ def doc_create(
     return doc, revision
 
 
-def _message_clean(message: Any) -> str:
+def _message_clean(message: object) -> str:
     message = (message or "").strip() if isinstance(message, str) else ""
     if len(message) > MESSAGE_MAX_CHARS:
         raise ReviewsError(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")

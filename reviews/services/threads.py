@@ -2,7 +2,6 @@
 the earlier text kept (a write-once history)."""
 
 import logging
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -17,7 +16,7 @@ logger = logging.getLogger(__name__)
 REPLY_MAX_CHARS = 10_000
 
 
-def reply_body_clean(body: Any) -> str:
+def reply_body_clean(body: object) -> str:
     """Markdown text: 1 to REPLY_MAX_CHARS characters once trimmed, LF line endings."""
     if not isinstance(body, str):
         raise ReviewsError("body: must be text (Markdown).", field="body")

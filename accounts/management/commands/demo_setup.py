@@ -1,4 +1,5 @@
 import secrets
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -11,7 +12,7 @@ DEMO_USERNAME = "demo"
 class Command(BaseCommand):
     help = "Create the demo account once and print its credentials (only when it is created)."
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         if get_user_model().objects.filter(username=DEMO_USERNAME).exists():
             self.stdout.write(
                 f"Demo account '{DEMO_USERNAME}' exists; its password was printed when it was "

@@ -9,7 +9,7 @@ from typing import Any
 import anthropic
 from django.conf import settings
 
-from ...export import export_sdk_arguments
+from ...export import Api, export_sdk_arguments
 from .base import Event, Finished, ProviderError, ProviderNotConfigured, TextDelta, ToolCall
 from .sdk import sdk_errors
 
@@ -19,7 +19,7 @@ TITLE = "Anthropic"
 
 class AnthropicProvider:
     name = "anthropic"
-    api = "anthropic"
+    api: Api = "anthropic"
 
     def base_url(self) -> str:
         return (settings.ANTHROPIC_BASE_URL or DEFAULT_BASE_URL).rstrip("/")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...exceptions import PlaygroundError
+from ...export import Api
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class ProviderError(Exception):
 
 class Provider(Protocol):
     name: str
-    api: str  # which export shape its requests have: "anthropic" or "openai"
+    api: Api  # which export shape its requests have
 
     def base_url(self) -> str:
         """Where the request goes (the provider's default or the configured base URL)."""

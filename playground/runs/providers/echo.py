@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from ...export import Api
 from .base import Event, Finished, TextDelta
 
 TOKEN = re.compile(r"\s*\S+")
@@ -51,7 +52,7 @@ def echo_reply(body: Mapping[str, Any]) -> str:
 
 class EchoProvider:
     name = "echo"
-    api = "anthropic"
+    api: Api = "anthropic"
 
     def base_url(self) -> str:
         return "echo:"

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from ...export import Api
 from .base import Event, Finished, ProviderError, TextDelta
 
 FIXTURE_PIECE_CHARS = 48
@@ -45,7 +46,7 @@ def _words(text: str) -> int:
 
 class FixtureProvider:
     name = "fixture"
-    api = "anthropic"
+    api: Api = "anthropic"
 
     def base_url(self) -> str:
         return "fixture:"

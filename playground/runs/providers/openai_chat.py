@@ -10,7 +10,7 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from ...export import export_sdk_arguments
+from ...export import Api, export_sdk_arguments
 from .base import Event, Finished, ProviderError, ProviderNotConfigured, TextDelta, ToolCall
 from .sdk import sdk_errors
 
@@ -22,7 +22,7 @@ NO_KEY = "not-needed"  # noqa: S105
 
 class OpenAIProvider:
     name = "openai"
-    api = "openai"
+    api: Api = "openai"
 
     def base_url(self) -> str:
         return (settings.OPENAI_BASE_URL or DEFAULT_BASE_URL).rstrip("/")

@@ -26,8 +26,9 @@ def _detail(error: Any) -> str:
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"][:ERROR_DETAIL_MAX_CHARS]
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(message, str):
+            return message[:ERROR_DETAIL_MAX_CHARS]
     return str(getattr(error, "message", error))[:ERROR_DETAIL_MAX_CHARS]
 
 

@@ -96,7 +96,8 @@ class Redline:
             try:
                 step = flow.send(answer)
             except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+                result: T = stop.value  # what the flow returned
+                return result
             if isinstance(step, Get):
                 request = self._http.build_request(
                     "GET", step.url, headers={**self._core.headers, **step.headers}
@@ -163,7 +164,8 @@ class AsyncRedline:
             try:
                 step = flow.send(answer)
             except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+                result: T = stop.value  # what the flow returned
+                return result
             if isinstance(step, Get):
                 request = self._http.build_request(
                     "GET", step.url, headers={**self._core.headers, **step.headers}
