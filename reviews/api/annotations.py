@@ -1,6 +1,6 @@
 """Annotations: create on a review, change status/rank/content, where they landed, re-attach."""
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -128,7 +128,8 @@ class AnnotationDetailApi(APIView):
         data.is_valid(raise_exception=True)
         if not data.validated_data:
             raise ReviewsError("Nothing to change.")
-        changes = AnnotationChanges(**data.validated_data)
+        # The serializer's fields are AnnotationChanges' keys, with its types.
+        changes = cast(AnnotationChanges, data.validated_data)
         annotation_update(actor=request_actor(request), annotation=annotation, changes=changes)
         annotation = annotation_get_for_user(user=request.user, annotation_id=annotation_id)
         return Response(ReviewAnnotationSerializer(annotation).data)

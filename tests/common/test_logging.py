@@ -142,7 +142,7 @@ def test_a_streamed_body_logs_with_its_request_id(settings, json_lines):
 def test_an_async_streamed_body_logs_with_its_request_id(settings, json_lines):
     settings.ROOT_URLCONF = __name__
 
-    async def read() -> tuple[str, bytes]:
+    async def read():
         response = await AsyncClient().get("/streamed-async/")
         body = b"".join([part async for part in response.streaming_content])
         return response["X-Request-ID"], body
