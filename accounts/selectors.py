@@ -1,7 +1,5 @@
 """Reads of accounts data, scoped to the requesting user."""
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from common.auth import Viewer
@@ -18,7 +16,7 @@ def api_token_list_for_user(*, user: Viewer) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user_id=user.pk).order_by("-created_at", "-id")
 
 
-def api_token_get_for_user(*, user: Viewer, token_id: Any) -> ApiToken:
+def api_token_get_for_user(*, user: Viewer, token_id: object) -> ApiToken:
     """One of the user's keys; another user's key is NotFound, like a missing one."""
     token = api_token_list_for_user(user=user).filter(pk=object_id_parse(token_id)).first()
     if token is None:

@@ -12,11 +12,13 @@ M = TypeVar("M", bound=Model)
 MAX_ID = 2**62
 
 
-def object_id_parse(value: Any) -> int:
+def object_id_parse(value: object) -> int:
     """A primary key from client input; anything that cannot be one is simply not found."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise NotFound
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except ValueError:
         raise NotFound from None
     if number <= 0 or number > MAX_ID:
         raise NotFound

@@ -30,7 +30,7 @@ from .exceptions import NotFound
 from .models import CritiquePrompt, ReviewDraft, Suggestion
 
 
-def draft_version_for_user(*, user: Viewer, version_id: Any) -> PromptVersion:
+def draft_version_for_user(*, user: Viewer, version_id: object) -> PromptVersion:
     """The version a draft runs: the starter when none is given, else one the user may run."""
     from .services import starter_version_get
 
@@ -45,7 +45,7 @@ def draft_version_for_user(*, user: Viewer, version_id: Any) -> PromptVersion:
     return version_get_for_user(user=user, version_id=version_id)
 
 
-def draft_get_for_user(*, user: Viewer, draft_id: Any) -> ReviewDraft:
+def draft_get_for_user(*, user: Viewer, draft_id: object) -> ReviewDraft:
     draft = (
         ReviewDraft.objects.select_related("review__revision__doc", "run")
         .filter(pk=object_id_parse(draft_id))
@@ -56,7 +56,7 @@ def draft_get_for_user(*, user: Viewer, draft_id: Any) -> ReviewDraft:
     return draft
 
 
-def suggestion_get_for_user(*, user: Viewer, suggestion_id: Any) -> Suggestion:
+def suggestion_get_for_user(*, user: Viewer, suggestion_id: object) -> Suggestion:
     suggestion = (
         Suggestion.objects.select_related("draft__review__revision__doc")
         .filter(pk=object_id_parse(suggestion_id))

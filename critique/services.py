@@ -101,8 +101,8 @@ def draft_create(
     actor: User,
     review: Review,
     version: PromptVersion,
-    provider: Any = None,
-    model: Any = None,
+    provider: object = None,
+    model: object = None,
 ) -> ReviewDraft:
     """Start a run of `version` over the review's revision: the document, its pinned
     constraints and the checklist, for whichever of those variables the version declares.
@@ -202,7 +202,7 @@ EDIT_FIELDS = {"area", "kind", "severity", "body", "tradeoff", "constraint", "ra
 PASSAGE_FIELDS = {"quote", "position"}
 
 
-def _constraint_for(doc: DesignDoc, given: Any, kind: str) -> Any:
+def _constraint_for(doc: DesignDoc, given: object, kind: str) -> Any:
     """The constraint to give `annotation_create`: the pinned constraint's index when the
     drafted text names one (see `pinned_constraint_index`), an edit's own value as it is."""
     if given in (None, "") or not isinstance(given, str):

@@ -38,7 +38,9 @@ class EvaluationAccess:
     role: str
 
 
-def testset_get_for_user(*, user: Viewer, testset_id: Any, revision: Any = None) -> TestSetAccess:
+def testset_get_for_user(
+    *, user: Viewer, testset_id: object, revision: object = None
+) -> TestSetAccess:
     try:
         testset = TestSet.objects.select_related("prompt").get(pk=object_id_parse(testset_id))
     except TestSet.DoesNotExist:
@@ -70,7 +72,7 @@ def testset_rows(*, revision: TestSetRevision) -> list[TestCase]:
     return list(revision.rows.order_by("position"))
 
 
-def evaluation_get_for_user(*, user: Viewer, evaluation_id: Any) -> EvaluationAccess:
+def evaluation_get_for_user(*, user: Viewer, evaluation_id: object) -> EvaluationAccess:
     try:
         evaluation = Evaluation.objects.select_related(
             "prompt", "testset_revision__testset", "created_by"

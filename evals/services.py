@@ -27,12 +27,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 from django.utils import timezone
 
 from common.exceptions import Forbidden, RateLimited
-from playground.content import PLACEHOLDER
+from playground.content import PLACEHOLDER, VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.selectors import run_timings
@@ -78,7 +79,7 @@ class RowInput:
     note: str
 
 
-def _row_text(value: Any, where: str, *, max_chars: int) -> str:
+def _row_text(value: object, where: str, *, max_chars: int) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -88,7 +89,7 @@ def _row_text(value: Any, where: str, *, max_chars: int) -> str:
     return value
 
 
-def testset_rows_parse(raw: Any) -> list[RowInput]:
+def testset_rows_parse(raw: object) -> list[RowInput]:
     """`rows` of a request body → validated rows; EvalInvalid naming the row and field."""
     from .models import NOTE_MAX_CHARS
 
@@ -169,13 +170,13 @@ def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
     raise EvalInvalid("file: name it .csv, .tsv or .jsonl.", field="file")
 
 
-def testset_import_file(*, upload: Any) -> list[RowInput]:
+def testset_import_file(*, upload: UploadedFile) -> list[RowInput]:
     """An uploaded file's rows, reading at most IMPORT_MAX_BYTES + 1 bytes of it (a larger file
     is refused without being read whole)."""
     return testset_import_parse(data=upload.read(IMPORT_MAX_BYTES + 1), filename=upload.name or "")
 
 
-def _flat_row(record: Any, number: int) -> dict[str, Any]:
+def _flat_row(record: object, number: int) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise EvalInvalid(f"file: line {number} is not an object.", field="file")
     if None in record:
@@ -230,7 +231,7 @@ def _revision_write(
 
 
 def testset_create(
-    *, actor: User, prompt: Prompt, role: str, name: Any, rows: list[RowInput]
+    *, actor: User, prompt: Prompt, role: str, name: object, rows: list[RowInput]
 ) -> TestSetRevision:
     """A new test set of `prompt` with its first revision."""
     from common.limits import TITLE_MAX_CHARS
@@ -251,7 +252,7 @@ def testset_revise(
     testset: TestSet,
     role: str,
     rows: list[RowInput],
-    message: Any = "",
+    message: object = "",
     based_on: int | None = None,
 ) -> TestSetRevision:
     """The next revision of `testset` with `rows`. With `based_on` (the revision number the
@@ -292,7 +293,9 @@ class TargetInput:
     model: str
 
 
-def evaluation_targets_parse(*, prompt: Prompt, versions: Any, models: Any) -> list[TargetInput]:
+def evaluation_targets_parse(
+    *, prompt: Prompt, versions: object, models: object
+) -> list[TargetInput]:
     """versions × models → targets. No `models`: each version with its own provider and model."""
     from playground.content import DEFAULT_MODELS, MODEL_MAX_CHARS, PROVIDERS
 
@@ -335,14 +338,14 @@ def evaluation_targets_parse(*, prompt: Prompt, versions: Any, models: Any) -> l
     return [TargetInput(found[v], p, m) for v in versions for p, m in chosen]
 
 
-def _row_variables(content: Any, row: RowInput | TestCase) -> dict[str, str]:
+def _row_variables(content: VersionContent, row: RowInput | TestCase) -> dict[str, str]:
     """The row's values for the names the version declares (a test set serves every version of
     its prompt, and a version may not use every column)."""
     declared = content.get("variables") or {}
     return {k: v for k, v in row.variables.items() if k in declared}
 
 
-def _repeat_parse(value: Any) -> int:
+def _repeat_parse(value: object) -> int:
     if value is None:
         return 1
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= REPEAT_MAX:
@@ -373,10 +376,10 @@ def evaluation_create(
     prompt: Prompt,
     role: str,
     revision: TestSetRevision,
-    versions: Any,
-    models: Any = None,
-    graders: Any,
-    repeat: Any = None,
+    versions: object,
+    models: object = None,
+    graders: object,
+    repeat: object = None,
     extra_graders: Mapping[str, Callable[..., GraderSpec]] | None = None,
 ) -> Evaluation:
     """An evaluation of `revision` × targets × `repeat`, every cell queued, workers told on

@@ -9,7 +9,6 @@ not see raises NotFound, exactly like a missing id. Share links are resolved sep
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -134,7 +133,7 @@ def _authorise(user: User, prompt: Prompt, min_role: str) -> PromptAccess:
 
 
 def prompt_access_get_for_user(
-    *, user: User, prompt_id: Any, min_role: str = Role.VIEWER
+    *, user: User, prompt_id: object, min_role: str = Role.VIEWER
 ) -> PromptAccess:
     """The prompt and the user's role on it, if that role is at least `min_role`; NotFound if
     they cannot see it, Forbidden if they can see it but not do this."""
@@ -144,13 +143,13 @@ def prompt_access_get_for_user(
     return _authorise(user, prompt, min_role)
 
 
-def prompt_get_for_user(*, user: User, prompt_id: Any, min_role: str = Role.VIEWER) -> Prompt:
+def prompt_get_for_user(*, user: User, prompt_id: object, min_role: str = Role.VIEWER) -> Prompt:
     """`prompt_access_get_for_user` for callers that need only the prompt."""
     return prompt_access_get_for_user(user=user, prompt_id=prompt_id, min_role=min_role).prompt
 
 
 def version_access_get_for_user(
-    *, user: User, version_id: Any, min_role: str = Role.VIEWER
+    *, user: User, version_id: object, min_role: str = Role.VIEWER
 ) -> VersionAccess:
     """The version and the user's access to its prompt (NotFound / Forbidden as above)."""
     version = object_get_or_not_found(
@@ -160,12 +159,12 @@ def version_access_get_for_user(
 
 
 def version_get_for_user(
-    *, user: User, version_id: Any, min_role: str = Role.VIEWER
+    *, user: User, version_id: object, min_role: str = Role.VIEWER
 ) -> PromptVersion:
     return version_access_get_for_user(user=user, version_id=version_id, min_role=min_role).version
 
 
-def version_in_prompt(*, prompt: Prompt, version_id: Any) -> PromptVersion:
+def version_in_prompt(*, prompt: Prompt, version_id: object) -> PromptVersion:
     """A version of an already-authorised prompt (for parents, targets, diff partners).
 
     `version_id` is what addresses carry: `v7` names the version by its number within the
@@ -191,7 +190,7 @@ def version_number(*, prompt: Prompt, version_id: int | None) -> int | None:
     )
 
 
-def version_id_by_number_for_user(*, user: User, prompt_id: Any, number: Any) -> int:
+def version_id_by_number_for_user(*, user: User, prompt_id: object, number: object) -> int:
     """The id of version `number` (1, 2, 3… in save order) of prompt `prompt_id`, if `user` may
     read the prompt; NotFound for an unknown prompt or number and for "not yours" alike."""
     prompt = prompt_get_for_user(user=user, prompt_id=prompt_id)
@@ -365,7 +364,7 @@ def version_content(*, version: PromptVersion) -> VersionContent:
     }
 
 
-def share_link_get_for_user(*, user: User, link_id: Any) -> ShareLink:
+def share_link_get_for_user(*, user: User, link_id: object) -> ShareLink:
     """A link by id, for its prompt's owner only: anyone else gets NotFound or Forbidden
     exactly as for the prompt itself."""
     link = object_get_or_not_found(

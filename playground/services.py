@@ -97,7 +97,7 @@ def _store_texts(
     return {"system_sha": system, "messages": messages}
 
 
-def _canonical(content: Any) -> tuple[VersionContent | PreparedVersionContent, str]:
+def _canonical(content: object) -> tuple[VersionContent | PreparedVersionContent, str]:
     """Validated content and its hash: raw JSON is checked here; PreparedContent (texts stored
     by the upload flow before the transaction) was checked by content_prepare."""
     if isinstance(content, PreparedContent):
@@ -169,7 +169,7 @@ def prompt_create(
     *,
     actor: User,
     title: str,
-    content: Any,
+    content: object,
     question: Question | None = None,
     message: str = "",
 ) -> tuple[Prompt, PromptVersion]:
@@ -227,7 +227,7 @@ def prompt_version_create(
     actor: User,
     prompt: Prompt,
     parent: PromptVersion,
-    content: Any,
+    content: object,
     message: str = "",
 ) -> SaveResult:
     """Save `content` as a child of `parent`. Never overwrites, never rejects for a race.

@@ -281,7 +281,7 @@ def _text_or_ref(value: Any, field: str) -> Any:
     return content_text_check(value, field)
 
 
-def content_has_refs(content: Any) -> bool:
+def content_has_refs(content: object) -> bool:
     """Does raw content name an upload or a parent's text (a dict where a text goes)?"""
     if not isinstance(content, dict):
         return False
@@ -388,7 +388,7 @@ def text_pieces(sha: str) -> Iterator[str]:
         yield blob_read_range(sha=sha, offset=offset, length=_READ_PIECE_CHARS)
 
 
-def content_prepare(*, actor: User, parent: PromptVersion | None, content: Any) -> Any:
+def content_prepare(*, actor: User, parent: PromptVersion | None, content: object) -> object:
     """Resolve upload and parent-text references in raw `content`, before any transaction.
 
     Content without references is returned as it is (the services validate it as always).

@@ -8,7 +8,6 @@ not see raises NotFound, exactly like a missing id.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db.models import (
     Case,
@@ -101,7 +100,7 @@ def doc_list_visible(*, user: User) -> QuerySet[DesignDoc]:
     )
 
 
-def doc_list_for_question(*, user: User, question: Any) -> QuerySet[DesignDoc]:
+def doc_list_for_question(*, user: User, question: object) -> QuerySet[DesignDoc]:
     """Documents tied to the question; for the design-review question, every practice document
     (they are written to be reviewed)."""
     docs = doc_list_visible(user=user)
@@ -120,7 +119,7 @@ def question_from_slug(slug: str | None) -> Question | None:
         raise ReviewsError(f"question: unknown question {slug!r}.", field="question") from None
 
 
-def doc_get_for_user(*, user: User, doc_id: Any) -> DesignDoc:
+def doc_get_for_user(*, user: User, doc_id: object) -> DesignDoc:
     if not user.is_authenticated:
         raise NotFound
     return object_get_or_not_found(
@@ -133,13 +132,13 @@ def revision_list(*, doc: DesignDoc) -> QuerySet[DocRevision]:
     return DocRevision.objects.filter(doc=doc).select_related("author").order_by("number")
 
 
-def revision_in_doc(*, doc: DesignDoc, revision_id: Any) -> DocRevision:
+def revision_in_doc(*, doc: DesignDoc, revision_id: object) -> DocRevision:
     return object_get_or_not_found(
         DocRevision.objects.select_related("author"), pk=object_id_parse(revision_id), doc=doc
     )
 
 
-def revision_get_for_user(*, user: User, revision_id: Any) -> DocRevision:
+def revision_get_for_user(*, user: User, revision_id: object) -> DocRevision:
     if not user.is_authenticated:
         raise NotFound
     return object_get_or_not_found(
@@ -167,7 +166,7 @@ def _reviews() -> QuerySet[Review]:
     )
 
 
-def review_get_for_user(*, user: User, review_id: Any) -> Review:
+def review_get_for_user(*, user: User, review_id: object) -> Review:
     """The review if the user may see it: their own, or a submitted one; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
@@ -255,7 +254,7 @@ def annotation_list(*, review: Review) -> QuerySet[Annotation]:
     )
 
 
-def annotation_get_for_user(*, user: User, annotation_id: Any) -> Annotation:
+def annotation_get_for_user(*, user: User, annotation_id: object) -> Annotation:
     """The annotation if the user may see its review; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
@@ -373,7 +372,7 @@ def reply_list(*, annotation: Annotation) -> QuerySet[Reply]:
     )
 
 
-def reply_get_for_user(*, user: User, reply_id: Any) -> Reply:
+def reply_get_for_user(*, user: User, reply_id: object) -> Reply:
     """The reply if the user may see its review (every reply is on a submitted review)."""
     if not user.is_authenticated:
         raise NotFound
@@ -555,7 +554,7 @@ def inbox_unread_count(*, user: User) -> int:
     return InboxItem.objects.filter(recipient_id=user.pk, read_at__isnull=True).count()
 
 
-def inbox_item_get_for_user(*, user: User, item_id: Any) -> InboxItem:
+def inbox_item_get_for_user(*, user: User, item_id: object) -> InboxItem:
     if not user.is_authenticated:
         raise NotFound
     item = inbox_list_for_user(user=user).filter(pk=object_id_parse(item_id)).first()

@@ -18,7 +18,7 @@ from ..selectors import User, prompt_access_get_for_user, version_content
 from .providers import provider_get
 
 
-def run_variables_visible(*, run: Run, user_id: Any, role: str) -> bool:
+def run_variables_visible(*, run: Run, user_id: object, role: str) -> bool:
     """Whether a reader sees the values a run was filled with: owners and editors see every
     run's, a viewer only their own runs' (what another account typed is theirs)."""
     return role in (Role.OWNER, Role.EDITOR) or run.created_by_id == user_id
@@ -34,7 +34,7 @@ class RunAccess:
     variables_visible: bool = False
 
 
-def run_get_for_user(*, user: User, run_id: Any) -> RunAccess:
+def run_get_for_user(*, user: User, run_id: object) -> RunAccess:
     """The run if its prompt is visible to `user` (owner, editor or viewer); else NotFound."""
     try:
         run = Run.objects.select_related("version", "version__prompt", "created_by").get(

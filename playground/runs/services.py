@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -59,7 +59,7 @@ Status = Run.Status
 # --- create ---------------------------------------------------------------------------------
 
 
-def run_variables_resolve(*, content: VersionContent, given: Any) -> dict[str, str]:
+def run_variables_resolve(*, content: VersionContent, given: object) -> dict[str, str]:
     """The values a run fills its texts with: the version's defaults, overridden by `given`.
 
     A name the version does not declare, or a placeholder with no value, is an error here,
@@ -90,7 +90,7 @@ def run_variables_resolve(*, content: VersionContent, given: Any) -> dict[str, s
     return dict(sorted(values.items()))
 
 
-def _choose_model(content: VersionContent, provider: Any, model: Any) -> tuple[str, str]:
+def _choose_model(content: VersionContent, provider: object, model: object) -> tuple[str, str]:
     chosen_provider = content["provider"] if provider in (None, "") else provider
     if chosen_provider not in PROVIDERS:
         raise ContentInvalid(f"provider: must be one of {', '.join(PROVIDERS)}.", field="provider")
@@ -101,7 +101,7 @@ def _choose_model(content: VersionContent, provider: Any, model: Any) -> tuple[s
     return chosen_provider, model.strip()
 
 
-def _idempotency_key(value: Any) -> str:
+def _idempotency_key(value: object) -> str:
     if value in (None, ""):
         return ""
     if (
@@ -136,10 +136,10 @@ def run_create(
     *,
     actor: User,
     version: PromptVersion,
-    variables: Any = None,
-    idempotency_key: Any = None,
-    provider: Any = None,
-    model: Any = None,
+    variables: object = None,
+    idempotency_key: object = None,
+    provider: object = None,
+    model: object = None,
     enqueue: bool = True,
 ) -> RunCreated:
     """Queue a run of `version`. The run stores what it was asked (version, provider, model,
@@ -393,7 +393,7 @@ def run_execute_claimed(*, run_id: int) -> str:
     return Status.DONE
 
 
-def _is_stale(heartbeat: Any) -> bool:
+def _is_stale(heartbeat: datetime | None) -> bool:
     return heartbeat is None or heartbeat < timezone.now() - timedelta(
         seconds=settings.RUN_STALE_SECONDS
     )
@@ -442,7 +442,7 @@ def runs_reap_stale() -> int:
 # --- continue -------------------------------------------------------------------------------
 
 
-def run_continue(*, actor: User, run: Run, message: Any, role: str) -> SaveResult:
+def run_continue(*, actor: User, run: Run, message: object, role: str) -> SaveResult:
     """A child of the run's version: the run's output as an `assistant` turn, then `message`
     as the next `user` turn. The run's variables become the child's defaults and its
     provider and model the child's, so the child replays the conversation that happened."""

@@ -9,7 +9,6 @@ one other reader, `practice_notes_score`, scores a machine critique for the answ
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
@@ -157,7 +156,7 @@ def _score_many(
     return result
 
 
-def scorecard_get_for_user(*, user: Viewer, review_id: Any) -> ScorecardPage:
+def scorecard_get_for_user(*, user: Viewer, review_id: object) -> ScorecardPage:
     """The scorecard of the user's own submitted review of a document with an answer key."""
     if not user.is_authenticated:
         raise NotFound

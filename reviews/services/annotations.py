@@ -38,7 +38,7 @@ RANK_MAX = 1000
 CONSTRAINT_INDEX = re.compile(r"[0-9]{1,6}")
 
 
-def _int_or_error(value: Any, field: str) -> int:
+def _int_or_error(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SelectorInvalid(f"{field}: must be a whole number.", field=field)
     return value
@@ -100,7 +100,7 @@ def selector_resolve(
     return found, found + len(exact)
 
 
-def _constraint_match(doc: DesignDoc, constraint: Any) -> str:
+def _constraint_match(doc: DesignDoc, constraint: object) -> str:
     """The pinned constraint `constraint` refers to: its text, or its index (0-based)."""
     constraints: list[str] = doc.constraints  # a JSON list of texts (DesignDoc.constraints)
     if not constraints:
@@ -139,7 +139,7 @@ def _text(value: object, field: str, *, required: bool) -> str:
     return value
 
 
-def _rank_check(review: Review, kind: str, rank: Any, *, exclude: int | None = None) -> None:
+def _rank_check(review: Review, kind: str, rank: object, *, exclude: int | None = None) -> None:
     if rank is None:
         return
     if kind != Annotation.Kind.RISK:
@@ -369,7 +369,7 @@ def _content_apply(annotation: Annotation, review: Review, edits: dict[str, Any]
     annotation.rank = rank
 
 
-def _status_apply(actor: User, annotation: Annotation, value: Any) -> None:
+def _status_apply(actor: User, annotation: Annotation, value: object) -> None:
     """The issue status: the document's author or the annotation's author, at any time."""
     status = _choice(value, Annotation.Status.values, "status")
     if actor.pk not in (annotation.author_id, annotation.revision.doc.author_id):

@@ -5,7 +5,6 @@ one re-anchors every annotation of earlier revisions onto it, after commit.
 """
 
 import logging
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -43,7 +42,7 @@ def _body_clean(body: object) -> str:
     return body
 
 
-def constraints_clean(constraints: Any) -> list[str]:
+def constraints_clean(constraints: object) -> list[str]:
     """A list of short, distinct statements (blank entries dropped)."""
     if constraints is None:
         return []

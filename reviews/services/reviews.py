@@ -53,7 +53,7 @@ def review_lock_for_edit(actor: User, review: Review) -> Review:
     return locked
 
 
-def _checklist_clean(checklist: Any) -> dict[str, dict[str, str]]:
+def _checklist_clean(checklist: object) -> dict[str, dict[str, str]]:
     if not isinstance(checklist, list):
         raise ReviewsError("checklist: must be a list of {area, status, note}.", field="checklist")
     changes: dict[str, dict[str, str]] = {}
@@ -116,7 +116,7 @@ def review_update(
     return review
 
 
-def _summary_clean(summary: Any) -> str:
+def _summary_clean(summary: object) -> str:
     if not isinstance(summary, str) or len(summary) > SUMMARY_MAX_CHARS:
         raise ReviewsError(
             f"summary: text of at most {SUMMARY_MAX_CHARS} characters.", field="summary"
@@ -124,7 +124,7 @@ def _summary_clean(summary: Any) -> str:
     return summary.strip()
 
 
-def verdict_clean(verdict: Any) -> str:
+def verdict_clean(verdict: object) -> str:
     """approve, request-changes or comment; None means comment."""
     if verdict is None:
         return Verdict.COMMENT
