@@ -57,6 +57,15 @@ class LruCache(Generic[V]):
                 _, evicted = self._items.popitem(last=False)
                 self._used -= self._cost(evicted)
 
+    def get_or_compute(self, key: str, compute: Callable[[], V]) -> V:
+        """The cached value, or `compute()` kept (if it fits) and returned. Two threads missing
+        the same key at once both compute it; the values are equal, one is kept."""
+        value = self.get(key)
+        if value is None:
+            value = compute()
+            self.put(key, value)
+        return value
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

@@ -208,12 +208,7 @@ def anchor_caches_clear() -> None:
 
 def text_fold(raw: str, key: str | None = None) -> Folded:
     """The folded text, from the cache (``key``: the text's ``text_key``, if known)."""
-    key = key or text_key(raw)
-    folded = _fold_cache.get(key)
-    if folded is None:
-        folded = _fold_compute(raw)
-        _fold_cache.put(key, folded)
-    return folded
+    return _fold_cache.get_or_compute(key or text_key(raw), lambda: _fold_compute(raw))
 
 
 def _fold_compute(raw: str) -> Folded:
@@ -239,12 +234,7 @@ def fold_text(raw: str) -> str:
 
 
 def headings_index(text: str, key: str | None = None) -> Headings:
-    key = key or text_key(text)
-    headings = _headings_cache.get(key)
-    if headings is None:
-        headings = Headings(text)
-        _headings_cache.put(key, headings)
-    return headings
+    return _headings_cache.get_or_compute(key or text_key(text), lambda: Headings(text))
 
 
 class Headings:

@@ -31,3 +31,18 @@ def test_a_value_costing_more_than_half_the_bound_is_not_kept():
     assert "big" not in cache
     assert cache.get("small") == "xx"
     assert cache.used == 2
+
+
+def test_get_or_compute_computes_a_missing_value_once():
+    cache: LruCache[str] = LruCache(bound=lambda: 10, cost=len)
+    calls = []
+
+    def compute() -> str:
+        calls.append(1)
+        return "value"
+
+    assert cache.get_or_compute("k", compute) == "value"
+    assert cache.get_or_compute("k", compute) == "value"
+    assert len(calls) == 1
+    assert cache.get_or_compute("big", lambda: "x" * 6) == "x" * 6  # too big to keep...
+    assert "big" not in cache  # ...but still answered
