@@ -38,7 +38,7 @@ from ..selectors import (
 from ..services import inbox_mark_read, reply_create, reply_update
 from ..services.inbox import MARK_READ_MAX_IDS
 from ..services.threads import REPLY_MAX_CHARS
-from ..thread_pages import anchor_pairs
+from ..pages.threads import anchor_pairs
 from .fields import choice_field
 
 

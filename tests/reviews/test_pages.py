@@ -1,4 +1,4 @@
-"""The review page (reviews/pages.py) with many annotations: every annotation is highlighted and
+"""The review page (reviews/pages/reviews.py) with many annotations: every annotation is highlighted and
 counted, the first REVIEW_CARDS_WINDOW cards and risks are on the page, the rest load on demand
 (cards by batch or up to one annotation, risks all at once), for the reviewer only."""
 

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
-from .export import risk_order
-from .models import Annotation, AnnotationAnchor, Area, DocRevision, Review
-from .rendering import markdown_render, source_render
-from .selectors import AnnotationRow, annotation_rows, annotation_threads, revision_text
-from .thread_pages import EditView, ThreadView, history_of, thread_of
+from ..export import risk_order
+from ..models import Annotation, AnnotationAnchor, Area, DocRevision, Review
+from ..rendering import markdown_render, source_render
+from ..selectors import AnnotationRow, annotation_rows, annotation_threads, revision_text
+from .threads import EditView, ThreadView, history_of, thread_of
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.exceptions import Forbidden
 
-from .exceptions import NotFound, ReviewsError
-from .models import Annotation, DesignDoc, DocRevision, Review
-from .revision_diff import revision_diff_compute
-from .selectors import (
+from ..exceptions import NotFound, ReviewsError
+from ..models import Annotation, DesignDoc, DocRevision, Review
+from ..revision_diff import revision_diff_compute
+from ..selectors import (
     annotation_get_for_user,
     doc_get_for_user,
     inbox_item_get_for_user,
@@ -30,14 +30,14 @@ from .selectors import (
     revision_list,
     revision_text,
 )
-from .services import (
+from ..services import (
     AnnotationChanges,
     annotation_update,
     inbox_mark_read,
     reply_create,
     reply_update,
 )
-from .thread_pages import (
+from ..pages.threads import (
     ThreadView,
     anchor_pairs,
     diff_rows_view,
@@ -45,7 +45,7 @@ from .thread_pages import (
     inbox_target_url,
     thread_of,
 )
-from .views import HtmxHttpRequest
+from .common import HtmxHttpRequest
 
 INBOX_PAGE = 100
 

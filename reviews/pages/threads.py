@@ -11,7 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 from common.auth import Viewer
 from common.textdiff import Fold, fold_unchanged
 
-from .models import (
+from ..models import (
     Annotation,
     AnnotationAnchor,
     BodyEdit,
@@ -20,9 +20,9 @@ from .models import (
     InboxItem,
     Reply,
 )
-from .rendering import comment_preview_render, comment_render
-from .revision_diff import AnchorPair, Marker, RevisionDiff, Row, marked_segments
-from .selectors import DocReviewRow, doc_review_rows, open_issue_list
+from ..rendering import comment_preview_render, comment_render
+from ..revision_diff import AnchorPair, Marker, RevisionDiff, Row, marked_segments
+from ..selectors import DocReviewRow, doc_review_rows, open_issue_list
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The review desk's pages: documents, reviews, threads (views/<concept>.py)."""
