@@ -18,6 +18,7 @@ from common.selectors import MAX_ID
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import AnnotationAnchor, BodyEdit, DocRevision, InboxItem, Reply, Review, Verdict
+from ..pages.threads import anchor_pairs
 from ..rendering import comment_render
 from ..revision_diff import Block, Marker, Row, revision_diff_compute
 from ..selectors import (
@@ -38,7 +39,6 @@ from ..selectors import (
 from ..services import inbox_mark_read, reply_create, reply_update
 from ..services.inbox import MARK_READ_MAX_IDS
 from ..services.threads import REPLY_MAX_CHARS
-from ..pages.threads import anchor_pairs
 from .fields import choice_field
 
 

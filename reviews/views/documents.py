@@ -16,6 +16,7 @@ from questionbank.selectors import question_list
 
 from ..exceptions import ReviewsError
 from ..models import DesignDoc, DocRevision
+from ..pages.threads import author_view_build
 from ..rendering import markdown_render
 from ..selectors import (
     doc_get_for_user,
@@ -33,7 +34,6 @@ from ..services import (
     doc_revision_create,
     review_create,
 )
-from ..pages.threads import author_view_build
 from .common import legacy_revision_redirect, revision_or_default
 
 

@@ -17,6 +17,14 @@ from common.exceptions import Forbidden
 
 from ..exceptions import NotFound, ReviewsError
 from ..models import Annotation, DesignDoc, DocRevision, Review
+from ..pages.threads import (
+    ThreadView,
+    anchor_pairs,
+    diff_rows_view,
+    inbox_item_view,
+    inbox_target_url,
+    thread_of,
+)
 from ..revision_diff import revision_diff_compute
 from ..selectors import (
     annotation_get_for_user,
@@ -36,14 +44,6 @@ from ..services import (
     inbox_mark_read,
     reply_create,
     reply_update,
-)
-from ..pages.threads import (
-    ThreadView,
-    anchor_pairs,
-    diff_rows_view,
-    inbox_item_view,
-    inbox_target_url,
-    thread_of,
 )
 from .common import HtmxHttpRequest
 
