@@ -20,8 +20,10 @@ import subprocess
 import sys
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -394,16 +396,65 @@ def browser(chromium_path):
         instance.close()
 
 
+# The requests each browser context has in flight (browser_context keeps it), for
+# wait_for_quiet_network.
+_IN_FLIGHT: "weakref.WeakKeyDictionary[Any, set[Any]]" = weakref.WeakKeyDictionary()
+QUIET_NETWORK_MS = 150
+
+
+def browser_context(browser, *, base_url: str, viewport: dict[str, int] | None = None, **options):
+    """A new browser context (its own cookies) with the suite's default timeout, whose
+    requests in flight are counted for `wait_for_quiet_network`."""
+    context = browser.new_context(
+        base_url=base_url, viewport=viewport or {"width": 1280, "height": 860}, **options
+    )
+    context.set_default_timeout(15_000)
+    in_flight: set[Any] = set()
+
+    def started(request: Any) -> None:
+        in_flight.add(request)
+
+    def ended(request: Any) -> None:
+        in_flight.discard(request)
+
+    context.on("request", started)
+    context.on("requestfinished", ended)
+    context.on("requestfailed", ended)
+    _IN_FLIGHT[context] = in_flight
+    return context
+
+
+def wait_for_quiet_network(page, *, timeout_ms: float = 15_000) -> None:
+    """Playwright's "networkidle" wait with a shorter quiet window: after the load event, wait
+    until no request of the page's context (documents, scripts, htmx and fetch calls, ranges)
+    has been in flight for QUIET_NETWORK_MS. "networkidle" always waits 500 ms of silence,
+    which was most of the time an axe-checked page took; a page here starts its follow-up
+    requests at once (htmx `load` triggers, an IntersectionObserver's first callback)."""
+    in_flight = _IN_FLIGHT[page.context]  # a KeyError: the context was not made by browser_context
+    page.wait_for_load_state("load")
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since = None
+    while True:
+        now = time.monotonic()
+        if in_flight:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= QUIET_NETWORK_MS / 1000:
+            return
+        if now > deadline:
+            urls = sorted(request.url for request in in_flight)
+            raise TimeoutError(f"the network was not quiet within {timeout_ms} ms: {urls}")
+        page.wait_for_timeout(25)  # lets Playwright deliver the request events
+
+
 @pytest.fixture
 def new_page(browser, live_server):
     """A factory of pages, each in its own browser context (its own cookies)."""
     contexts = []
 
     def make():
-        context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1280, "height": 860}
-        )
-        context.set_default_timeout(15_000)
+        context = browser_context(browser, base_url=live_server.url)
         contexts.append(context)
         return context.new_page()
 
