@@ -116,12 +116,49 @@ def migrate(env: dict[str, str]) -> None:
     )
 
 
+def _fresh_test_database_is_migrated(config: pytest.Config) -> bool:
+    """Whether pytest-django's test database is SQLite, created fresh with every migration."""
+    from django.conf import settings
+
+    return (
+        settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+        and not config.getoption("reuse_db")
+        and not config.getoption("nomigrations")
+    )
+
+
 @pytest.fixture(scope="session")
-def migrated_sqlite(tmp_path_factory, worker_id) -> Path:
-    """A SQLite database with every migration applied (the question bank included), built once
-    per test run and shared by the xdist workers (the first one to ask builds it under a lock).
-    Tests that start the app in a subprocess on a fresh database copy it (`sqlite_copy`)
-    instead of each running `manage.py migrate`, which takes seconds."""
+def django_db_setup(django_db_setup, request, tmp_path_factory) -> None:
+    """pytest-django's test database (when a collected test needs one); on SQLite, also a
+    copy of it as its migrations left it, which `migrated_sqlite` hands out."""
+    from django.conf import settings
+    from django.db import connection
+
+    test_database = Path(settings.DATABASES["default"].get("TEST", {}).get("NAME") or "-")
+    if (
+        _fresh_test_database_is_migrated(request.config)
+        and Path(connection.settings_dict["NAME"]) == test_database
+        and test_database.exists()
+    ):
+        sqlite_copy(test_database, _migrated_copy(tmp_path_factory))
+
+
+def _migrated_copy(tmp_path_factory) -> Path:
+    return tmp_path_factory.getbasetemp() / "test-database-migrated.sqlite3"
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(request, tmp_path_factory, worker_id) -> Path:
+    """A SQLite database with every migration applied (the question bank included). Tests that
+    start the app in a subprocess on a fresh database copy it (`sqlite_copy`) instead of each
+    running `manage.py migrate`, which takes seconds. On SQLite it is the copy of the test
+    database that `django_db_setup` made right after migrating it; otherwise (PostgreSQL, or
+    no test needs the test database) `manage.py migrate` builds it once per test run, shared
+    by the xdist workers (the first one to ask builds it under a lock)."""
+    if _fresh_test_database_is_migrated(request.config):
+        request.getfixturevalue("django_db_setup")
+        if _migrated_copy(tmp_path_factory).exists():
+            return _migrated_copy(tmp_path_factory)
     root = tmp_path_factory.getbasetemp()
     if worker_id != "master":
         root = root.parent  # the run's directory, above each worker's own
