@@ -20,8 +20,10 @@ import subprocess
 import sys
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,12 +116,49 @@ def migrate(env: dict[str, str]) -> None:
     )
 
 
+def _fresh_test_database_is_migrated(config: pytest.Config) -> bool:
+    """Whether pytest-django's test database is SQLite, created fresh with every migration."""
+    from django.conf import settings
+
+    return (
+        settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+        and not config.getoption("reuse_db")
+        and not config.getoption("nomigrations")
+    )
+
+
 @pytest.fixture(scope="session")
-def migrated_sqlite(tmp_path_factory, worker_id) -> Path:
-    """A SQLite database with every migration applied (the question bank included), built once
-    per test run and shared by the xdist workers (the first one to ask builds it under a lock).
-    Tests that start the app in a subprocess on a fresh database copy it (`sqlite_copy`)
-    instead of each running `manage.py migrate`, which takes seconds."""
+def django_db_setup(django_db_setup, request, tmp_path_factory) -> None:
+    """pytest-django's test database (when a collected test needs one); on SQLite, also a
+    copy of it as its migrations left it, which `migrated_sqlite` hands out."""
+    from django.conf import settings
+    from django.db import connection
+
+    test_database = Path(settings.DATABASES["default"].get("TEST", {}).get("NAME") or "-")
+    if (
+        _fresh_test_database_is_migrated(request.config)
+        and Path(connection.settings_dict["NAME"]) == test_database
+        and test_database.exists()
+    ):
+        sqlite_copy(test_database, _migrated_copy(tmp_path_factory))
+
+
+def _migrated_copy(tmp_path_factory) -> Path:
+    return tmp_path_factory.getbasetemp() / "test-database-migrated.sqlite3"
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(request, tmp_path_factory, worker_id) -> Path:
+    """A SQLite database with every migration applied (the question bank included). Tests that
+    start the app in a subprocess on a fresh database copy it (`sqlite_copy`) instead of each
+    running `manage.py migrate`, which takes seconds. On SQLite it is the copy of the test
+    database that `django_db_setup` made right after migrating it; otherwise (PostgreSQL, or
+    no test needs the test database) `manage.py migrate` builds it once per test run, shared
+    by the xdist workers (the first one to ask builds it under a lock)."""
+    if _fresh_test_database_is_migrated(request.config):
+        request.getfixturevalue("django_db_setup")
+        if _migrated_copy(tmp_path_factory).exists():
+            return _migrated_copy(tmp_path_factory)
     root = tmp_path_factory.getbasetemp()
     if worker_id != "master":
         root = root.parent  # the run's directory, above each worker's own
@@ -394,16 +433,65 @@ def browser(chromium_path):
         instance.close()
 
 
+# The requests each browser context has in flight (browser_context keeps it), for
+# wait_for_quiet_network.
+_IN_FLIGHT: "weakref.WeakKeyDictionary[Any, set[Any]]" = weakref.WeakKeyDictionary()
+QUIET_NETWORK_MS = 150
+
+
+def browser_context(browser, *, base_url: str, viewport: dict[str, int] | None = None, **options):
+    """A new browser context (its own cookies) with the suite's default timeout, whose
+    requests in flight are counted for `wait_for_quiet_network`."""
+    context = browser.new_context(
+        base_url=base_url, viewport=viewport or {"width": 1280, "height": 860}, **options
+    )
+    context.set_default_timeout(15_000)
+    in_flight: set[Any] = set()
+
+    def started(request: Any) -> None:
+        in_flight.add(request)
+
+    def ended(request: Any) -> None:
+        in_flight.discard(request)
+
+    context.on("request", started)
+    context.on("requestfinished", ended)
+    context.on("requestfailed", ended)
+    _IN_FLIGHT[context] = in_flight
+    return context
+
+
+def wait_for_quiet_network(page, *, timeout_ms: float = 15_000) -> None:
+    """Playwright's "networkidle" wait with a shorter quiet window: after the load event, wait
+    until no request of the page's context (documents, scripts, htmx and fetch calls, ranges)
+    has been in flight for QUIET_NETWORK_MS. "networkidle" always waits 500 ms of silence,
+    which was most of the time an axe-checked page took; a page here starts its follow-up
+    requests at once (htmx `load` triggers, an IntersectionObserver's first callback)."""
+    in_flight = _IN_FLIGHT[page.context]  # a KeyError: the context was not made by browser_context
+    page.wait_for_load_state("load")
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since = None
+    while True:
+        now = time.monotonic()
+        if in_flight:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= QUIET_NETWORK_MS / 1000:
+            return
+        if now > deadline:
+            urls = sorted(request.url for request in in_flight)
+            raise TimeoutError(f"the network was not quiet within {timeout_ms} ms: {urls}")
+        page.wait_for_timeout(25)  # lets Playwright deliver the request events
+
+
 @pytest.fixture
 def new_page(browser, live_server):
     """A factory of pages, each in its own browser context (its own cookies)."""
     contexts = []
 
     def make():
-        context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1280, "height": 860}
-        )
-        context.set_default_timeout(15_000)
+        context = browser_context(browser, base_url=live_server.url)
         contexts.append(context)
         return context.new_page()
 

@@ -12,6 +12,7 @@ from reviews.practice.selectors import scorecard_get_for_user
 from reviews.seed import practice_docs_load, practice_keys_load
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
 from tests.browser.test_reviews_browser import login
+from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -121,7 +122,7 @@ def test_panels_are_accessible_at_phone_and_desktop_widths(
         page.set_viewport_size({"width": width, "height": 860})
         for name, url in (("review", review_url), ("practice", "/reviews/practice/")):
             page.goto(url)
-            page.wait_for_load_state("networkidle")
+            wait_for_quiet_network(page)
             if name == "practice":
                 assert page.locator(".leader-row").count() == 1
                 assert "Starter critique prompt v1" in page.locator(".leader-row").inner_text()

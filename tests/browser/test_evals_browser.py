@@ -14,13 +14,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
+from tests.browser.conftest import CONTENT, Embedded
 from tests.browser.test_accessibility import axe_source as axe_source  # noqa: F401 - a fixture
 from tests.browser.test_accessibility import axe_violations
-from tests.browser.test_runs_browser import CONTENT, Embedded, embedded, login, page  # noqa: F401
+from tests.browser.test_runs_browser import login, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
 WIDTHS = (1280, 375)
+# Six cells of about 30 echo tokens, one at a time on SQLite: at `make run`'s 30 ms a token the
+# evaluation takes seconds, long enough for the page (it polls once a second) to see the bar move.
+ECHO_DELAY_MS = 30
 
 
 def _sideways(tab) -> int:
@@ -56,7 +60,7 @@ def _post(server: Embedded, user: str, path: str, body: dict) -> dict:
 
 def test_build_a_test_set_import_evaluate_and_read_the_matrix(
     page,  # noqa: F811 - the fixture imported above
-    embedded,  # noqa: F811
+    embedded,
     axe_source,
     artifacts_dir,
 ):

@@ -10,6 +10,7 @@ import pytest
 
 from playground.models import Label, PromptVersion, ShareLink
 from playground.services import label_move
+from tests.conftest import browser_context
 from tests.factories import PASSWORD, make_user
 from tests.playground.factories import make_prompt, save
 
@@ -25,12 +26,7 @@ def login(page, username: str) -> None:
 
 
 def context_page(browser, live_server, **options):
-    context = browser.new_context(
-        base_url=live_server.url,
-        viewport=options.pop("viewport", {"width": 1280, "height": 860}),
-        **options,
-    )
-    context.set_default_timeout(15_000)
+    context = browser_context(browser, base_url=live_server.url, **options)
     return context, context.new_page()
 
 

@@ -21,6 +21,7 @@ from playground.models import Label, Prompt, PromptVersion, Run, ShareLink
 from playground.services import label_move, share_link_create, share_link_revoke
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
 from tests.browser.test_playground_browser import login
+from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
 from tests.playground.factories import make_prompt, save
 
@@ -200,7 +201,7 @@ def test_every_playground_page_fits_a_phone(new_page, artifacts_dir):
     }
     for name, path in pages.items():
         page.goto(path)
-        page.wait_for_load_state("networkidle")
+        wait_for_quiet_network(page)
         _no_sideways_scroll(page, name)
         page.screenshot(path=artifacts_dir / f"{name}-375.png", full_page=True)
     # The API keys table is a stack of cards: its Revoke button is on screen.
@@ -301,7 +302,7 @@ def test_playground_pages_have_no_axe_violations(
         ),
     }.items():
         page.goto(path)
-        page.wait_for_load_state("networkidle")
+        wait_for_quiet_network(page)
         found[name] = axe_violations(page, axe_source)
     # With the tree open (phones), the unsaved dialog and the share dialog open.
     page.goto(f"/playground/p/{p}/v3/")
@@ -400,7 +401,7 @@ def test_long_text_loads_inside_a_bounded_box(new_page, artifacts_dir, settings)
     # Scrolling the page to the end loads nothing more: only scrolling the text does.
     loaded = int(page.locator("[data-lazy-text]").first.get_attribute("data-loaded"))
     page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-    page.wait_for_load_state("networkidle")
+    wait_for_quiet_network(page)
     assert int(page.locator("[data-lazy-text]").first.get_attribute("data-loaded")) == loaded
     body.evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
     page.wait_for_function(
@@ -574,7 +575,7 @@ def test_smaller_fixes(new_page, artifacts_dir, width):
     # Temperature and top_p together: the Anthropic export warns. The version is saved from
     # here, so first let the page's requests finish: the live server's in-memory SQLite locks a
     # table a request is reading ("database table is locked").
-    page.wait_for_load_state("networkidle")
+    wait_for_quiet_network(page)
     owner = world.prompt.owner
     both = save(
         owner,

@@ -15,6 +15,7 @@ from reviews.selectors import revision_text
 from reviews.services import annotation_create, review_submit
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
 from tests.browser.test_reviews_browser import annotate, login, select_text
+from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -162,7 +163,7 @@ def test_practice_pages_have_no_wcag_violations(new_page, axe_source, artifacts_
     }.items():
         response = page.goto(path)
         assert response is not None and response.status == 200, name
-        page.wait_for_load_state("networkidle")
+        wait_for_quiet_network(page)
         found[name] = axe_violations(page, axe_source)
         page.screenshot(path=artifacts_dir / f"{name.replace(' ', '-')}.png", full_page=True)
     report = [f"{name}: {v}" for name, violations in found.items() for v in violations]

@@ -23,6 +23,7 @@ from reviews.services import (
     review_submit,
 )
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401
+from tests.conftest import browser_context, wait_for_quiet_network
 from tests.factories import PASSWORD, make_user
 from tests.reviews.factories import DOC, make_doc, make_review, span_of
 
@@ -54,8 +55,7 @@ def login(page, username: str) -> None:
 
 
 def context_page(browser, live_server, viewport: dict[str, int], **options: Any):
-    context = browser.new_context(base_url=live_server.url, viewport=viewport, **options)
-    context.set_default_timeout(15_000)
+    context = browser_context(browser, base_url=live_server.url, viewport=viewport, **options)
     return context, context.new_page()
 
 
@@ -187,7 +187,7 @@ def test_no_desk_or_question_page_scrolls_sideways_and_axe_is_clean(
             for name, path in paths.items():
                 response = page.goto(path)
                 assert response is not None and response.status == 200, (name, path)
-                page.wait_for_load_state("networkidle")
+                wait_for_quiet_network(page)
                 shot = artifacts_dir / f"{width}-{re.sub(r'[^a-z0-9]+', '-', name)}.png"
                 page.screenshot(path=shot, full_page=True)
                 measured = sideways(page)

@@ -8,6 +8,7 @@ from reviews.models import AnnotationAnchor, InboxItem, Reply, Review
 from reviews.services import annotation_update, reply_create, reply_update, review_submit
 from tests.browser.test_accessibility import axe_source, axe_violations  # noqa: F401 (fixture)
 from tests.browser.test_reviews_browser import login
+from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
 from tests.reviews.factories import annotate, make_doc, make_review
 from tests.reviews.threads_fixtures import KV, REVISED, ROUTER, revise
@@ -174,7 +175,7 @@ def test_thread_pages_have_no_wcag_violations(new_page, axe_source, artifacts_di
         page = pages[user.username]
         response = page.goto(path)
         assert response is not None and response.status == 200, name
-        page.wait_for_load_state("networkidle")
+        wait_for_quiet_network(page)
         page.locator("details").evaluate_all("els => els.forEach(e => e.open = true)")
         found[name] = axe_violations(page, axe_source)
         page.screenshot(

@@ -8,6 +8,7 @@ from accounts.models import ApiToken
 from playground.services import prompt_create
 from reviews.services import review_create
 from tests.browser.test_playground_browser import login
+from tests.conftest import wait_for_quiet_network
 from tests.factories import PASSWORD, make_user
 from tests.playground.factories import content
 from tests.reviews.factories import DOC, make_doc
@@ -45,7 +46,7 @@ def test_pages_work_under_the_csp_and_remote_images_are_links(new_page, artifact
     login(page, "ada")
     for url in ("/", "/playground/", f"/playground/p/{prompt.pk}/", "/questions/", "/api/docs/"):
         page.goto(url)
-        page.wait_for_load_state("networkidle")
+        wait_for_quiet_network(page)
     page.goto(f"/playground/p/{prompt.pk}/")
     page.get_by_role("button", name="Share").click()  # an htmx fragment
     page.locator("#share-dialog").wait_for()
@@ -57,7 +58,7 @@ def test_pages_work_under_the_csp_and_remote_images_are_links(new_page, artifact
     rita_violations, rita_requested = _watch(rita)
     login(rita, "rita")
     rita.goto(f"/reviews/r/{review.pk}/")
-    rita.wait_for_load_state("networkidle")
+    wait_for_quiet_network(rita)
     link = rita.get_by_role("link", name="[image: pixel]")
     assert link.get_attribute("href") == PIXEL
     assert rita.locator(f"img[src='{PIXEL}']").count() == 0

@@ -3,6 +3,7 @@ import pytest
 from playground.models import AccessGrant, ShareLink
 from playground.services import prompt_create
 from tests.browser.test_playground_browser import login
+from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
 from tests.playground.factories import content
 
@@ -108,7 +109,7 @@ def test_pinned_link_hides_its_parents_secret_and_copy_works(new_page, artifacts
 
     bob.on("response", keep)
     bob.goto(f"/s/{token}")
-    bob.wait_for_load_state("networkidle")
+    wait_for_quiet_network(bob)
     assert "Use the key from the environment." in bob.content()
     assert secret not in bob.content()
     assert bodies and all(secret not in body for body in bodies)

@@ -29,6 +29,9 @@ from textstore.exceptions import ObjectStoreUnavailable
 pytestmark = pytest.mark.django_db
 
 BIG = "A large system prompt line.\n" * 400  # ~11 KB: over the inline limit set below
+# While the store is stopped every call waits out the read timeout: a short one, set once the
+# store is stopped, so that the tests do not sit out seconds (a running moto gets 1 s).
+HUNG_READ_TIMEOUT = 0.25
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +89,7 @@ def _resume(s3) -> None:
 def test_breaker_opens_after_the_threshold_and_fails_fast(own_s3, settings):
     objects.object_put(key="blobs/a", data=b"a")
     _stop(own_s3)
+    settings.S3_READ_TIMEOUT = HUNG_READ_TIMEOUT
     for _ in range(2):  # each waits out the read timeout
         with pytest.raises(ObjectStoreUnavailable) as timed_out:
             objects.object_get(key="blobs/a")
@@ -97,6 +101,7 @@ def test_breaker_opens_after_the_threshold_and_fails_fast(own_s3, settings):
     assert 1 <= refused.value.retry_after <= 300
     # back, and the cooldown over: one trial call goes through and closes the breaker
     _resume(own_s3)
+    settings.S3_READ_TIMEOUT = 1
     settings.S3_BREAKER_COOLDOWN = 0
     objects.breaker._open_until = 1.0  # the cooldown has passed (monotonic time 1 s)
     assert objects.breaker.state() == "half-open"
@@ -107,6 +112,7 @@ def test_breaker_opens_after_the_threshold_and_fails_fast(own_s3, settings):
 def test_a_failed_trial_opens_the_breaker_again(own_s3, settings):
     objects.object_put(key="blobs/b", data=b"b")
     _stop(own_s3)
+    settings.S3_READ_TIMEOUT = HUNG_READ_TIMEOUT
     for _ in range(2):
         with pytest.raises(ObjectStoreUnavailable):
             objects.object_size(key="blobs/b")
@@ -162,6 +168,7 @@ def test_over_http_a_hung_store_is_a_503_and_other_pages_answer(own_s3, settings
     api = api_client_for(owner)
     text_cache.clear()
     _stop(own_s3)
+    settings.S3_READ_TIMEOUT = HUNG_READ_TIMEOUT
     answers = [api.get(f"/api/v1/versions/{root.pk}/") for _ in range(3)]
     for response in answers:
         assert response.status_code == 503, response.content[:200]

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import anthropic
 from django.conf import settings
 
 from ...export import Api, export_sdk_arguments
@@ -33,6 +32,11 @@ class AnthropicProvider:
 
     def stream(self, *, request: Mapping[str, Any], timeout: float) -> Iterator[Event]:
         self.check_configured()
+        # Imported here: the SDK takes a second or more to import, which every process (a
+        # manage.py command, a web or Celery worker) would pay at start-up whether or not it
+        # ever calls Anthropic.
+        import anthropic
+
         args = export_sdk_arguments(request=request, api="anthropic")
         client = anthropic.Anthropic(
             api_key=settings.ANTHROPIC_API_KEY,

@@ -7,7 +7,6 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import openai
 from django.conf import settings
 
 from ...export import Api, export_sdk_arguments
@@ -37,6 +36,11 @@ class OpenAIProvider:
 
     def stream(self, *, request: Mapping[str, Any], timeout: float) -> Iterator[Event]:
         self.check_configured()
+        # Imported here: the SDK takes a second or more to import, which every process (a
+        # manage.py command, a web or Celery worker) would pay at start-up whether or not it
+        # ever calls OpenAI.
+        import openai
+
         args = export_sdk_arguments(request=request, api="openai")
         client = openai.OpenAI(
             api_key=settings.OPENAI_API_KEY or NO_KEY,
