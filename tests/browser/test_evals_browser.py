@@ -31,11 +31,19 @@ def _sideways(tab) -> int:
     return tab.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
 
 
+def _resized(tab, width: int) -> None:
+    """The viewport at `width`, once the page has drawn two frames at it (media queries,
+    resize listeners and layout have run)."""
+    tab.set_viewport_size({"width": width, "height": 860})
+    tab.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
+
+
 def _check_page(tab, name: str, axe: str, artifacts_dir: Path) -> list[str]:
     problems = []
     for width in WIDTHS:
-        tab.set_viewport_size({"width": width, "height": 860})
-        tab.wait_for_timeout(100)
+        _resized(tab, width)
         problems += [f"{name} @{width}: {v}" for v in axe_violations(tab, axe)]
         overflow = _sideways(tab)
         if overflow > 0:
@@ -161,11 +169,11 @@ def test_build_a_test_set_import_evaluate_and_read_the_matrix(
     assert badges.first.inner_text() == "66% pass"  # 2 of the 3 rows, in each column
     assert badges.first.get_attribute("href") == f"/evals/{evaluation['id']}/"
     for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 860})
+        _resized(page, width)
         toggle = page.locator(".tree-toggle")
         if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
             toggle.click()  # the tree is a section you open on a phone
-        page.wait_for_timeout(100)
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(done))")
         assert badges.first.is_visible(), f"the badge is hidden at {width} px"
         box, row = badges.first.bounding_box(), page.locator(".tree-row").first.bounding_box()
         assert box and row and box["x"] + box["width"] <= row["x"] + row["width"] + 1, (
