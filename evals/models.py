@@ -81,6 +81,9 @@ class TestCase(WriteOnceModel):
     variables = models.JSONField(default=dict)
     expected = models.TextField(blank=True)
     note = models.CharField(max_length=NOTE_MAX_CHARS, blank=True)
+    # Validated grader specs (evals.graders) that apply to this row alone, on top of the
+    # evaluation's graders (a promptfoo test's own `assert` list).
+    graders = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["revision", "position"]

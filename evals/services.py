@@ -77,6 +77,7 @@ class RowInput:
     variables: dict[str, str]
     expected: str
     note: str
+    graders: tuple[dict[str, Any], ...] = ()  # validated specs for this row alone
 
 
 def _row_text(value: object, where: str, *, max_chars: int) -> str:
@@ -223,7 +224,12 @@ def _revision_write(
     )
     TestCase.objects.bulk_create(
         TestCase(
-            revision=revision, position=i, variables=r.variables, expected=r.expected, note=r.note
+            revision=revision,
+            position=i,
+            variables=r.variables,
+            expected=r.expected,
+            note=r.note,
+            graders=list(r.graders),
         )
         for i, r in enumerate(rows, start=1)
     )

@@ -4,6 +4,7 @@ submit; the author saves a revision that moves the passage and the annotation fo
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from reviews.models import Annotation, AnnotationAnchor, ChecklistItem, DocRevision, Review
 from reviews.seed import practice_docs_load
@@ -162,7 +163,8 @@ def test_review_rank_checklist_submit_and_follow_a_moved_passage(new_page, artif
         risks.nth(1).get_by_role("button", name="Move risk up").click()
     assert ranked.value.ok
     assert page.locator("#risk-list .risk-item").first.get_attribute("data-id") == str(api.pk)
-    assert page.locator("#risk-list .risk-item").first.locator("[data-rank]").inner_text() == "#1"
+    # The list renumbers once the saved ranking's answer has been read: wait for it.
+    expect(page.locator("#risk-list .risk-item").first.locator("[data-rank]")).to_have_text("#1")
     assert Annotation.objects.get(pk=api.pk).rank == 1
     assert Annotation.objects.get(pk=kv.pk).rank == 2
     with page.expect_response(re.compile(r"/ranking/$")):
