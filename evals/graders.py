@@ -18,13 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import jsonschema
+import referencing.exceptions
 import regex
+from django.conf import settings
 
 from .exceptions import EvalInvalid
+from .schemas import SchemaBudgetExceeded, schema_errors, schema_problem
 
-# A regex runs against model output with a time budget: a pathological pattern fails its cell
-# with a reason instead of holding a worker (the `regex` package supports timeouts; `re` does not).
-REGEX_TIMEOUT_SECONDS: Final = 0.25
+# A regex runs against model output with a time budget (EVAL_REGEX_BUDGET_SECONDS, for the
+# `regex` grader's pattern and for all of a JSON Schema's patterns together): a pathological
+# pattern fails its grader with a reason instead of holding a worker (the `regex` package
+# supports timeouts; `re` does not).
 PATTERN_MAX_CHARS: Final = 2_000
 VALUE_MAX_CHARS: Final = 100_000
 RUBRIC_MAX_CHARS: Final = 20_000
@@ -150,6 +154,9 @@ def _parse_json_schema(spec: Mapping[str, Any], where: str) -> GraderSpec:
     if schema is not None:
         if not isinstance(schema, dict):
             raise EvalInvalid(f"{where}.schema must be a JSON object.", field=f"{where}.schema")
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise EvalInvalid(f"{where}.schema: {problem}.", field=f"{where}.schema")
         try:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         except jsonschema.SchemaError as error:
@@ -292,15 +299,15 @@ def grade_contains(spec: GraderSpec, outcome: CellOutcome) -> Grade:
 
 def grade_regex(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     assert spec.value is not None  # parsing requires a pattern
+    budget = settings.EVAL_REGEX_BUDGET_SECONDS
     try:
-        match = regex.search(spec.value, outcome.output, timeout=REGEX_TIMEOUT_SECONDS)
+        match = regex.search(spec.value, outcome.output, timeout=budget)
     except TimeoutError:
         return Grade(
             spec.type,
             False,
             0.0,
-            f"The pattern took longer than {REGEX_TIMEOUT_SECONDS:g} s on this output;"
-            " treated as no match.",
+            f"The pattern took longer than {budget:g} s on this output; treated as no match.",
         )
     if match is None:
         return Grade(spec.type, False, 0.0, "The pattern does not match the output.")
@@ -342,13 +349,25 @@ def grade_json_schema(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     ok, value, why = _parsed_json(outcome.output)
     if not ok:
         return Grade(spec.type, False, 0.0, why)
+    # A grader's own schema passed this check at creation; a version's response format did not.
+    problem = schema_problem(schema)
+    if problem is not None:
+        return Grade(spec.type, False, 0.0, f"The schema cannot be used: {problem}.")
+    budget = settings.EVAL_REGEX_BUDGET_SECONDS
     try:
-        errors = sorted(
-            jsonschema.validators.validator_for(schema)(schema).iter_errors(value),
-            key=lambda e: list(e.path),
-        )
+        errors = schema_errors(schema, value, budget_seconds=budget)
     except jsonschema.SchemaError as error:
         return Grade(spec.type, False, 0.0, f"The version's schema is not valid: {error.message}.")
+    except SchemaBudgetExceeded:
+        return Grade(
+            spec.type,
+            False,
+            0.0,
+            f"The schema's patterns took longer than {budget:g} s on this output;"
+            " treated as not matching.",
+        )
+    except (RecursionError, referencing.exceptions.Unresolvable) as error:
+        return Grade(spec.type, False, 0.0, f"The schema could not be applied: {error}.")
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.path) or "(root)"
