@@ -480,6 +480,20 @@ EVAL_TASK_QUEUE = os.environ.get("EVAL_TASK_QUEUE", "celery")
 # by the reaper (a killed worker's reserved messages are only restored by Redis after its
 # visibility timeout, an hour); repeating a cell's task is harmless.
 EVAL_STALL_SECONDS = env_float("EVAL_STALL_SECONDS", 120)
+# Graders under a budget (docs/evals.md, "Graders under a budget"): seconds of regular-expression
+# matching per grader (the regex grader's pattern; all of a JSON Schema's patterns together), and
+# the limits on a grader's JSON Schema checked when the evaluation is created.
+EVAL_REGEX_BUDGET_SECONDS = env_float("EVAL_REGEX_BUDGET_SECONDS", 0.25)
+EVAL_SCHEMA_MAX_BYTES = env_int("EVAL_SCHEMA_MAX_BYTES", 64 * 1024)
+EVAL_SCHEMA_REF_DEPTH_MAX = env_int("EVAL_SCHEMA_REF_DEPTH_MAX", 16)
+EVAL_SCHEMA_EXPANDED_MAX = env_int("EVAL_SCHEMA_EXPANDED_MAX", 20_000)
+# A cell task's hard budget: past the soft limit the cell is `error` (with the reason) and its
+# message acknowledged; the hard limit (soft + grace) kills a child stuck where no signal reaches.
+# A cell whose grading was started this many times without finishing is `error` too, so a cell
+# that kills its worker is never redelivered for ever.
+EVAL_CELL_SOFT_TIME_LIMIT = env_int("EVAL_CELL_SOFT_TIME_LIMIT", 300)
+EVAL_CELL_TIME_LIMIT_GRACE = env_int("EVAL_CELL_TIME_LIMIT_GRACE", 30)
+EVAL_CELL_GRADE_ATTEMPTS_MAX = env_int("EVAL_CELL_GRADE_ATTEMPTS_MAX", 3)
 # Rows of the results matrix on one page (each row holds a cell per column and repeat).
 EVAL_PAGE_ROWS = env_int("EVAL_PAGE_ROWS", 25)
 # Prices per million tokens, "provider/model=input,output" separated by spaces; the results

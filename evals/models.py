@@ -175,6 +175,9 @@ class EvalCell(models.Model):
     passed = models.BooleanField(null=True, blank=True)
     score = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Times its grading was started: a cell whose grading kills or outlasts its worker each time
+    # ends `error` after EVAL_CELL_GRADE_ATTEMPTS_MAX instead of being handed over for ever.
+    grade_attempts = models.PositiveSmallIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

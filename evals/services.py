@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
@@ -32,7 +33,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 from django.utils import timezone
 
+from common.csvcells import csv_row
 from common.exceptions import Forbidden, RateLimited
+from common.jsonlimits import JsonRefused, json_loads_limited, json_surrogate_path
 from playground.content import PLACEHOLDER, VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
@@ -64,6 +67,8 @@ VERSIONS_MAX = 10
 MODELS_MAX = 6
 REPEAT_MAX = 10
 IMPORT_MAX_BYTES = 5 * 1024 * 1024
+# A row is {variables: {name: text}, expected?, note?}: anything nested deeper is not a row.
+IMPORT_LINE_MAX_DEPTH = 4
 
 Status = Evaluation.Status
 CellStatus = EvalCell.Status
@@ -150,10 +155,7 @@ def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                body = json.loads(line)
-            except ValueError:
-                raise EvalInvalid(f"file: line {number} is not JSON.", field="file") from None
+            body = _import_line(line, number)
             raw.append(
                 body if isinstance(body, dict) and "variables" in body else _flat_row(body, number)
             )
@@ -169,6 +171,27 @@ def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
             raise EvalInvalid(f"file: not valid CSV ({error}).", field="file") from None
         return testset_rows_parse(raw)
     raise EvalInvalid("file: name it .csv, .tsv or .jsonl.", field="file")
+
+
+def _import_line(line: str, number: int) -> object:
+    """One JSONL line → its value, or EvalInvalid naming the line: not JSON, nested deeper than
+    IMPORT_LINE_MAX_DEPTH (never Python's RecursionError), or holding a lone surrogate such as
+    `"\\ud800"` (valid JSON, but no database can store it)."""
+    try:
+        body = json_loads_limited(line, limit=IMPORT_LINE_MAX_DEPTH)
+    except JsonRefused:
+        raise EvalInvalid(
+            f"file: line {number} nests deeper than {IMPORT_LINE_MAX_DEPTH} levels.", field="file"
+        ) from None
+    except ValueError:
+        raise EvalInvalid(f"file: line {number} is not JSON.", field="file") from None
+    path = json_surrogate_path(body)
+    if path is not None:
+        raise EvalInvalid(
+            f"file: line {number}, {path}: must not contain lone surrogates (not valid UTF-8).",
+            field="file",
+        )
+    return body
 
 
 def testset_import_file(*, upload: UploadedFile) -> list[RowInput]:
@@ -203,9 +226,11 @@ def testset_export(*, revision: TestSetRevision, rows: list[TestCase], fmt: str)
             names.setdefault(name, None)
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([*names, "expected", "note"])
+    writer.writerow(csv_row([*names, "expected", "note"]))
     for row in rows:
-        writer.writerow([*(row.variables.get(n, "") for n in names), row.expected, row.note])
+        writer.writerow(
+            csv_row([*(row.variables.get(n, "") for n in names), row.expected, row.note])
+        )
     return out.getvalue()
 
 
@@ -623,6 +648,8 @@ def cell_grade(*, cell_id: int) -> str:
         status = CellStatus.CANCELLED if run.status == Run.Status.CANCELLED else CellStatus.ERROR
         _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000])
         return status
+    if not _grade_attempt(cell):
+        return CellStatus.ERROR
     outcome = CellOutcome(
         output=run.output,
         tool_calls=list(run.tool_calls or []),
@@ -632,7 +659,22 @@ def cell_grade(*, cell_id: int) -> str:
         response_format=cell.target.version.response_format,
         variables=dict(run.variables or {}),
     )
-    grades = cell_grades(cell=cell, outcome=outcome)
+    try:
+        grades = cell_grades(cell=cell, outcome=outcome)
+    except SoftTimeLimitExceeded:
+        raise  # the cell task closes the cell with the time limit's reason
+    except Exception as error:
+        # A grader that breaks (a spec stored before a check existed, a bug) fails its cell with
+        # the reason; it must not leave the cell running for the reaper to trip on every minute.
+        logger.exception("evaluation.cell_grading_failed", extra={"cell_id": cell.pk})
+        _cell_close(
+            cell.pk,
+            cell.evaluation_id,
+            status=CellStatus.ERROR,
+            error=f"Grading failed ({type(error).__name__}); the graders could not judge this"
+            " output.",
+        )
+        return CellStatus.ERROR
     _cell_close(
         cell.pk,
         cell.evaluation_id,
@@ -642,6 +684,42 @@ def cell_grade(*, cell_id: int) -> str:
         score=sum(g.score for g in grades) / len(grades),
     )
     return CellStatus.GRADED
+
+
+def _grade_attempt(cell: EvalCell) -> bool:
+    """Count one more start of the cell's grading; past EVAL_CELL_GRADE_ATTEMPTS_MAX the cell is
+    closed as an error instead (False): its grading killed or outlasted a worker each time, and
+    handing it over again would only take the next one."""
+    limit = settings.EVAL_CELL_GRADE_ATTEMPTS_MAX
+    if EvalCell.objects.filter(pk=cell.pk, grade_attempts__gte=limit).exists():
+        _cell_close(
+            cell.pk,
+            cell.evaluation_id,
+            status=CellStatus.ERROR,
+            error=f"Grading was started {limit} times and never finished (its worker died or"
+            " ran out of time each time); given up.",
+        )
+        return False
+    EvalCell.objects.filter(pk=cell.pk).update(grade_attempts=F("grade_attempts") + 1)
+    return True
+
+
+def cell_time_out(*, cell_id: int) -> str:
+    """The cell's task ran past EVAL_CELL_SOFT_TIME_LIMIT: the cell is an error with that reason,
+    and its run, if still going, is failed (the call's worker is this one, which stops now).
+    Returns the cell's status (a cell that had already finished keeps it)."""
+    cell = EvalCell.objects.filter(pk=cell_id).values("evaluation_id", "run_id").first()
+    if cell is None:
+        return "missing"
+    limit = settings.EVAL_CELL_SOFT_TIME_LIMIT
+    reason = f"The cell took longer than its time limit ({limit} s) and was stopped."
+    if cell["run_id"] is not None:
+        Run.objects.filter(
+            pk=cell["run_id"], status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
+        ).update(status=Run.Status.FAILED, finished_at=timezone.now(), error=reason)
+    _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason)
+    logger.warning("evaluation.cell_timed_out", extra={"cell_id": cell_id, "limit_s": limit})
+    return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)
 
 
 # Grader types other apps add (the answer-key grader of critique/): type → grade function, and
@@ -729,8 +807,22 @@ def evaluations_reap() -> int:
     ).values_list("pk", flat=True)[:500]
     count = 0
     for cell_id in list(stuck):
-        if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
-            count += 1
+        # One bad cell must not stop the reaper: every other stalled cell and evaluation still
+        # recovers (issue #31). The cell that broke is an error with the reason.
+        try:
+            if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
+                count += 1
+        except SoftTimeLimitExceeded:
+            raise
+        except Exception as error:
+            logger.exception("evaluation.reap_cell_failed", extra={"cell_id": cell_id})
+            evaluation_id = EvalCell.objects.values_list("evaluation_id", flat=True).get(pk=cell_id)
+            _cell_close(
+                cell_id,
+                evaluation_id,
+                status=CellStatus.ERROR,
+                error=f"Grading failed ({type(error).__name__}).",
+            )
     evaluations_redispatch_stalled()
     return count
 

@@ -1,9 +1,10 @@
 """Celery tasks of evaluations: thin, ids only, idempotent (docs/style.md, rule 7)."""
 
 from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from .services import DEFERRED
+from .services import DEFERRED, cell_time_out
 from .services import cell_execute as cell_execute_service
 from .services import evaluations_reap as evaluations_reap_service
 
@@ -11,22 +12,36 @@ from .services import evaluations_reap as evaluations_reap_service
 # acks_late + reject_on_worker_lost: a worker that dies mid-cell hands the message back. The
 # redelivery is harmless: the cell's run is found by its idempotency key, and run_execute never
 # sends a call twice (a running run whose worker went silent is failed, not re-sent).
+# A budget that cannot hang a worker (docs/evals.md, Graders under a budget): past the soft
+# limit the cell is `error` and the task returns, so the message is acknowledged; past the hard
+# limit (a child stuck where no signal reaches) the pool kills the child and Celery acknowledges
+# the message as failed (acks_on_failure_or_timeout), never a redelivery; the cell, still
+# running, is handed over by the reaper and given up after EVAL_CELL_GRADE_ATTEMPTS_MAX.
 @shared_task(
     bind=True,
     name="evals.cell_execute",
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=None,
+    soft_time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT,
+    time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,
 )
 def cell_execute(self: Task, cell_id: int) -> str:
-    status = cell_execute_service(cell_id=cell_id)
+    try:
+        status = cell_execute_service(cell_id=cell_id)
+    except SoftTimeLimitExceeded:
+        return cell_time_out(cell_id=cell_id)
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
         raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
     return status
 
 
-@shared_task(name="evals.evaluations_reap")
+@shared_task(
+    name="evals.evaluations_reap",
+    soft_time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT,
+    time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,
+)
 def evaluations_reap() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): grade cells whose run finished unseen."""
     return evaluations_reap_service()

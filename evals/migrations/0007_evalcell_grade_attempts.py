@@ -1,0 +1,15 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("evals", "0003_testcase_graders"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="evalcell",
+            name="grade_attempts",
+            field=models.PositiveSmallIntegerField(default=0),
+        ),
+    ]
