@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from common.auth import request_actor
+from common.csvcells import csv_row
 from common.exceptions import DomainError, Forbidden
 from playground.content import PROVIDERS
 from playground.models import Role
@@ -426,7 +427,7 @@ def evaluation_export_view(request: HttpRequest, evaluation_id: int, fmt: str) -
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
-        writer.writerows(_csv_row(r) for r in results)
+        writer.writerows(csv_row(_csv_row(r)) for r in results)
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"evaluation-{evaluation_id}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
