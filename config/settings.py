@@ -211,6 +211,9 @@ CELERY_BEAT_SCHEDULE = {
     "evals-reap": {"task": "evals.evaluations_reap", "schedule": 60.0},
 }
 
+# Redis (cache or broker) unreachable: requests answer 503 with this Retry-After (issue #31).
+OUTAGE_RETRY_AFTER = env_int("OUTAGE_RETRY_AFTER", 5)
+
 # Cache (rate limits, hot reads): Redis when REDIS_URL is set, process memory otherwise.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES = {
@@ -480,6 +483,11 @@ EVAL_TASK_QUEUE = os.environ.get("EVAL_TASK_QUEUE", "celery")
 # by the reaper (a killed worker's reserved messages are only restored by Redis after its
 # visibility timeout, an hour); repeating a cell's task is harmless.
 EVAL_STALL_SECONDS = env_float("EVAL_STALL_SECONDS", 120)
+# Issue #31: at most this many of one account's evaluation cells handed to the workers' queue
+# at once (the next is sent as each ends), so another account's run waits about one run's time;
+# and at most EVAL_USER_CELLS_PER_DAY cells started per account in any 24 hours (429 past it).
+EVAL_USER_CELLS_IN_FLIGHT = env_int("EVAL_USER_CELLS_IN_FLIGHT", 2)
+EVAL_USER_CELLS_PER_DAY = env_int("EVAL_USER_CELLS_PER_DAY", 20_000)
 # Rows of the results matrix on one page (each row holds a cell per column and repeat).
 EVAL_PAGE_ROWS = env_int("EVAL_PAGE_ROWS", 25)
 # Prices per million tokens, "provider/model=input,output" separated by spaces; the results

@@ -176,12 +176,17 @@ class EvalCell(models.Model):
     score = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the cell's task was last handed to the broker; None: not yet (or its message was
+    # lost). At most EVAL_USER_CELLS_IN_FLIGHT of an account's unfinished cells have one
+    # (evals/dispatch.py, the fair share).
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["evaluation", "row__position", "target__position", "repeat_index"]
         indexes = [
             models.Index(fields=["evaluation", "status"]),
             models.Index(fields=["provider", "status"]),
+            models.Index(fields=["status", "sent_at"]),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -41,7 +41,7 @@ from playground.runs.services import run_cancel, run_create, run_execute, run_va
 from playground.selectors import version_content
 
 from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
-from .dispatch import cells_dispatch
+from .dispatch import cells_dispatch, cells_send_pending
 from .exceptions import EvalInvalid
 from .graders import (
     GRADER_TYPES,
@@ -723,7 +723,8 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
 def evaluations_reap() -> int:
     """Periodic: grade cells whose run finished while no cell task was there to see it (a
     worker killed after the run ended, a run failed by the stale-run reaper), then hand every
-    stalled evaluation's unfinished cells to workers again. Returns the cells graded."""
+    stalled evaluation's unfinished cells to workers again, and every account's cells not yet
+    handed over (within its share, evals/dispatch.py). Returns the cells graded."""
     stuck = EvalCell.objects.filter(
         status=CellStatus.RUNNING, run__status__in=Run.FINISHED
     ).values_list("pk", flat=True)[:500]
@@ -732,6 +733,8 @@ def evaluations_reap() -> int:
         if cell_grade(cell_id=cell_id) in EvalCell.FINISHED:
             count += 1
     evaluations_redispatch_stalled()
+    # Cells the broker never got (it was down when they were accepted) go to it now.
+    cells_send_pending()
     return count
 
 

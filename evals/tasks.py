@@ -3,6 +3,7 @@
 from celery import Task, shared_task
 from django.conf import settings
 
+from .dispatch import cell_ended_send_next
 from .services import DEFERRED
 from .services import cell_execute as cell_execute_service
 from .services import evaluations_reap as evaluations_reap_service
@@ -19,14 +20,21 @@ from .services import evaluations_reap as evaluations_reap_service
     max_retries=None,
 )
 def cell_execute(self: Task, cell_id: int) -> str:
-    status = cell_execute_service(cell_id=cell_id)
+    try:
+        status = cell_execute_service(cell_id=cell_id)
+    except Exception:
+        cell_ended_send_next(cell_id=cell_id)  # a crashed cell still gives up its place
+        raise
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
         raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
+    # The account's next cell goes to the queue as this one ends (its fair share).
+    cell_ended_send_next(cell_id=cell_id)
     return status
 
 
 @shared_task(name="evals.evaluations_reap")
 def evaluations_reap() -> int:
-    """Periodic (CELERY_BEAT_SCHEDULE): grade cells whose run finished unseen."""
+    """Periodic (CELERY_BEAT_SCHEDULE): grade cells whose run finished unseen, and hand over
+    cells the broker never got."""
     return evaluations_reap_service()
