@@ -205,6 +205,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Fails runs whose worker vanished (run `celery -A config beat`, or a worker with -B).
 CELERY_BEAT_SCHEDULE = {
     "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
+    # Sends queued runs whose message the broker never got or lost (issue #31).
+    "playground-runs-redispatch": {"task": "playground.runs_redispatch", "schedule": 30.0},
     # Deletes expired uploads and their objects (unused ones, and late PUTs to used ones).
     "playground-uploads-expire": {"task": "playground.uploads_expire", "schedule": 600.0},
     # Grades evaluation cells whose run finished while no cell task saw it (a killed worker).
@@ -358,6 +360,9 @@ RUN_STREAM_MAX_SECONDS = env_int("RUN_STREAM_MAX_SECONDS", 600)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 300)
 RUN_QUEUED_MAX_SECONDS = env_int("RUN_QUEUED_MAX_SECONDS", 900)
 RUN_TASK_QUEUE = os.environ.get("RUN_TASK_QUEUE", "celery")
+# A queued run whose message was sent this long ago without a claim is sent again (a message
+# Redis lost); one the broker never got is sent at the reaper's next round (issue #31).
+RUN_REDISPATCH_SECONDS = env_int("RUN_REDISPATCH_SECONDS", 120)
 # With eager tasks (no broker) a run executes on a thread of the web process, so the POST
 # returns at once and the page can stream it; "inline" runs it inside the request instead.
 RUN_EAGER_MODE = os.environ.get("RUN_EAGER_MODE", "thread")
