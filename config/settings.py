@@ -323,6 +323,10 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 LOGIN_FAILURE_LIMIT_ACCOUNT = env_int("LOGIN_FAILURE_LIMIT_ACCOUNT", 10)
 LOGIN_FAILURE_LIMIT_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+# Sign-ups: at most SIGNUP_RATE_LIMIT attempts per client address per SIGNUP_RATE_WINDOW
+# seconds (429 with Retry-After past it; issue #31).
+SIGNUP_RATE_LIMIT = env_int("SIGNUP_RATE_LIMIT", 10)
+SIGNUP_RATE_WINDOW = env_int("SIGNUP_RATE_WINDOW", 3600)
 # Estimator requests (each may run a simulation) per account, or per address when signed out,
 # in a window (seconds); far above what typing into a debounced form sends.
 ESTIMATE_RATE_LIMIT = env_int("ESTIMATE_RATE_LIMIT", 240)
