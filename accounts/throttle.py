@@ -1,4 +1,5 @@
-"""Throttling of failed log-ins, per account and per client address.
+"""Throttling of failed log-ins, per account and per client address, and of sign-ups per
+client address (issue #31: one address made 20 accounts in 16 s).
 
 One policy for the HTML log-in and the API token endpoint. Only failures count; once either
 counter is over its limit, every attempt (even with the right password) is refused until the
@@ -15,6 +16,7 @@ from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
 
 SCOPE_ACCOUNT = "login-account"
 SCOPE_ADDRESS = "login-address"
+SCOPE_SIGNUP = "signup-address"
 
 
 def _limits(request: HttpRequest, username: str) -> list[tuple[str, str, Limit]]:
@@ -45,3 +47,23 @@ def login_throttle_check(*, request: HttpRequest, username: str) -> None:
 def login_failure_record(*, request: HttpRequest, username: str) -> None:
     for scope, ident, limit in _limits(request, username):
         ratelimit_hit(scope=scope, ident=ident, limit=limit)
+
+
+def _signup_limit() -> Limit:
+    return Limit(int(settings.SIGNUP_RATE_LIMIT), int(settings.SIGNUP_RATE_WINDOW))
+
+
+def signup_throttle_check(*, request: HttpRequest) -> None:
+    """RateLimited once this client address sent SIGNUP_RATE_LIMIT sign-ups in the window.
+    Every attempt counts (a refused form too), so the form cannot be used to probe names."""
+    wait = ratelimit_exceeded(scope=SCOPE_SIGNUP, ident=client_ip(request), limit=_signup_limit())
+    if wait:
+        raise RateLimited(
+            f"Too many sign-ups from this address: at most {settings.SIGNUP_RATE_LIMIT} every"
+            f" {settings.SIGNUP_RATE_WINDOW} s; try again in {wait} seconds.",
+            retry_after=wait,
+        )
+
+
+def signup_attempt_record(*, request: HttpRequest) -> None:
+    ratelimit_hit(scope=SCOPE_SIGNUP, ident=client_ip(request), limit=_signup_limit())

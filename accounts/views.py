@@ -18,7 +18,12 @@ from .forms import SignUpForm
 from .models import USERNAME_MAX_CHARS
 from .selectors import api_token_get_for_user, api_token_list_for_user
 from .services import api_token_create, api_token_revoke
-from .throttle import login_failure_record, login_throttle_check
+from .throttle import (
+    login_failure_record,
+    login_throttle_check,
+    signup_attempt_record,
+    signup_throttle_check,
+)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -29,6 +34,9 @@ def home(request: HttpRequest) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
+    if request.method == "POST":
+        signup_throttle_check(request=request)  # 429 with Retry-After (DomainErrorMiddleware)
+        signup_attempt_record(request=request)
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()

@@ -24,8 +24,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.exceptions import DomainError, NotFound, RateLimited, ServiceUnavailable
+from common.exceptions import DomainError, NotFound, RateLimited
 from common.jsonstream import json_dumps
+from common.outage import outage_unavailable
 
 NOT_FOUND_DETAIL = "Not found."
 
@@ -57,11 +58,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             body["field"] = exc.field
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
         return Response(body, status=exc.status_code, headers=headers)
-    if isinstance(exc, ServiceUnavailable):
+    unavailable = outage_unavailable(exc)  # ServiceUnavailable, or Redis/the broker down
+    if unavailable is not None:
         return Response(
-            {"detail": exc.message},
+            {"detail": unavailable.message},
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": str(exc.retry_after)},
+            headers={"Retry-After": str(unavailable.retry_after)},
         )
     if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS

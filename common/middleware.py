@@ -21,8 +21,9 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 
-from common.exceptions import Forbidden, NotFound, RateLimited, ServiceUnavailable
+from common.exceptions import Forbidden, NotFound, RateLimited
 from common.logging import aiterator_bound, iterator_bound, request_id_bound
+from common.outage import outage_unavailable
 
 
 class DomainErrorMiddleware:
@@ -120,10 +121,11 @@ class RequestGuardMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         request_id = getattr(request, "request_id", "")
-        if isinstance(exception, ServiceUnavailable):
-            logger.warning("request.unavailable", extra={"detail": exception.message})
-            response = _error(request, 503, exception.message, request_id=request_id)
-            response["Retry-After"] = str(exception.retry_after)
+        unavailable = outage_unavailable(exception)  # ServiceUnavailable, or Redis down
+        if unavailable is not None:
+            logger.warning("request.unavailable", extra={"detail": str(exception)[:200]})
+            response = _error(request, 503, unavailable.message, request_id=request_id)
+            response["Retry-After"] = str(unavailable.retry_after)
             return response
         if not _is_api(request):
             return None  # Django's handler: the debug page in DEBUG, else the 500 page

@@ -205,11 +205,16 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Fails runs whose worker vanished (run `celery -A config beat`, or a worker with -B).
 CELERY_BEAT_SCHEDULE = {
     "playground-runs-reap-stale": {"task": "playground.runs_reap_stale", "schedule": 60.0},
+    # Sends queued runs whose message the broker never got or lost (issue #31).
+    "playground-runs-redispatch": {"task": "playground.runs_redispatch", "schedule": 30.0},
     # Deletes expired uploads and their objects (unused ones, and late PUTs to used ones).
     "playground-uploads-expire": {"task": "playground.uploads_expire", "schedule": 600.0},
     # Grades evaluation cells whose run finished while no cell task saw it (a killed worker).
     "evals-reap": {"task": "evals.evaluations_reap", "schedule": 60.0},
 }
+
+# Redis (cache or broker) unreachable: requests answer 503 with this Retry-After (issue #31).
+OUTAGE_RETRY_AFTER = env_int("OUTAGE_RETRY_AFTER", 5)
 
 # Cache (rate limits, hot reads): Redis when REDIS_URL is set, process memory otherwise.
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -318,6 +323,10 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 LOGIN_FAILURE_LIMIT_ACCOUNT = env_int("LOGIN_FAILURE_LIMIT_ACCOUNT", 10)
 LOGIN_FAILURE_LIMIT_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+# Sign-ups: at most SIGNUP_RATE_LIMIT attempts per client address per SIGNUP_RATE_WINDOW
+# seconds (429 with Retry-After past it; issue #31).
+SIGNUP_RATE_LIMIT = env_int("SIGNUP_RATE_LIMIT", 10)
+SIGNUP_RATE_WINDOW = env_int("SIGNUP_RATE_WINDOW", 3600)
 # Estimator requests (each may run a simulation) per account, or per address when signed out,
 # in a window (seconds); far above what typing into a debounced form sends.
 ESTIMATE_RATE_LIMIT = env_int("ESTIMATE_RATE_LIMIT", 240)
@@ -355,6 +364,9 @@ RUN_STREAM_MAX_SECONDS = env_int("RUN_STREAM_MAX_SECONDS", 600)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 300)
 RUN_QUEUED_MAX_SECONDS = env_int("RUN_QUEUED_MAX_SECONDS", 900)
 RUN_TASK_QUEUE = os.environ.get("RUN_TASK_QUEUE", "celery")
+# A queued run whose message was sent this long ago without a claim is sent again (a message
+# Redis lost); one the broker never got is sent at the reaper's next round (issue #31).
+RUN_REDISPATCH_SECONDS = env_int("RUN_REDISPATCH_SECONDS", 120)
 # With eager tasks (no broker) a run executes on a thread of the web process, so the POST
 # returns at once and the page can stream it; "inline" runs it inside the request instead.
 RUN_EAGER_MODE = os.environ.get("RUN_EAGER_MODE", "thread")
@@ -494,6 +506,11 @@ EVAL_SCHEMA_EXPANDED_MAX = env_int("EVAL_SCHEMA_EXPANDED_MAX", 20_000)
 EVAL_CELL_SOFT_TIME_LIMIT = env_int("EVAL_CELL_SOFT_TIME_LIMIT", 300)
 EVAL_CELL_TIME_LIMIT_GRACE = env_int("EVAL_CELL_TIME_LIMIT_GRACE", 30)
 EVAL_CELL_GRADE_ATTEMPTS_MAX = env_int("EVAL_CELL_GRADE_ATTEMPTS_MAX", 3)
+# Issue #31: at most this many of one account's evaluation cells handed to the workers' queue
+# at once (the next is sent as each ends), so another account's run waits about one run's time;
+# and at most EVAL_USER_CELLS_PER_DAY cells started per account in any 24 hours (429 past it).
+EVAL_USER_CELLS_IN_FLIGHT = env_int("EVAL_USER_CELLS_IN_FLIGHT", 2)
+EVAL_USER_CELLS_PER_DAY = env_int("EVAL_USER_CELLS_PER_DAY", 20_000)
 # Rows of the results matrix on one page (each row holds a cell per column and repeat).
 EVAL_PAGE_ROWS = env_int("EVAL_PAGE_ROWS", 25)
 # Prices per million tokens, "provider/model=input,output" separated by spaces; the results

@@ -1,10 +1,17 @@
 """Hand an evaluation's cells to whatever executes them.
 
-With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE; a cell whose provider
-is at its cap is retried shortly by the task itself. With eager tasks (the embedded default) a
-background thread of the web process runs the cells on a small pool of EVAL_EAGER_THREADS threads
-(one on SQLite, which takes one writer at a time), each with its own database connection, so
-the POST answers at once and the page shows progress.
+With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE, but never more than
+EVAL_USER_CELLS_IN_FLIGHT of one account's unfinished cells handed over at once (issue #31):
+the next is sent as each ends (`cell_ended_send_next`), so the queue the workers share holds at
+most that many of an account's cells whatever it queued, and another account's run waits about
+one run's time. A cell whose provider is at its cap is retried shortly by the task itself.
+A cell's `sent_at` marks it handed over; a publish that fails (the broker is down) clears it
+again and the reaper (`cells_send_pending`) hands it over once the broker is back.
+
+With eager tasks (the embedded default) a background thread of the web process runs the cells
+on a small pool of EVAL_EAGER_THREADS threads (one on SQLite, which takes one writer at a
+time), each with its own database connection, so the POST answers at once and the page shows
+progress.
 """
 
 from __future__ import annotations
@@ -17,7 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from celery import current_app
 from django.conf import settings
-from django.db import close_old_connections, connection, connections
+from django.contrib.auth.models import User
+from django.db import close_old_connections, connection, connections, transaction
+from django.utils import timezone
+
+from common.outage import BACKEND_DOWN
 
 from .models import EvalCell
 
@@ -38,15 +49,23 @@ def cells_dispatch(*, evaluation_id: int, execute: CellExecute, unfinished: bool
     hand-off of a stalled evaluation) to workers, in matrix order. `execute` runs one cell when
     tasks are eager (the embedded default)."""
     statuses = [EvalCell.Status.QUEUED, *([EvalCell.Status.RUNNING] if unfinished else [])]
+    if not current_app.conf.task_always_eager:
+        if unfinished:
+            # Their messages may be lost (a killed worker's reserved ones): hand them over again.
+            EvalCell.objects.filter(evaluation_id=evaluation_id, status__in=statuses).update(
+                sent_at=None
+            )
+        owner = EvalCell.objects.filter(evaluation_id=evaluation_id).values_list(
+            "evaluation__created_by_id", flat=True
+        )[:1]
+        for user_id in owner:
+            cells_send_next(user_id=user_id)
+        return
     cell_ids = list(
         EvalCell.objects.filter(evaluation_id=evaluation_id, status__in=statuses)
         .order_by("row__position", "target__position", "repeat_index")
         .values_list("pk", flat=True)
     )
-    if not current_app.conf.task_always_eager:
-        for cell_id in cell_ids:
-            current_app.send_task(CELL_TASK, args=[cell_id], queue=settings.EVAL_TASK_QUEUE)
-        return
     if settings.EVAL_EAGER_MODE == "inline":
         _run_pool_inline(cell_ids, execute)
         return
@@ -57,6 +76,67 @@ def cells_dispatch(*, evaluation_id: int, execute: CellExecute, unfinished: bool
         daemon=True,
     )
     thread.start()
+
+
+_UNFINISHED = (EvalCell.Status.QUEUED, EvalCell.Status.RUNNING)
+
+
+def cells_send_next(*, user_id: int) -> int:
+    """Hand the account's next unsent cells (oldest evaluation first, in matrix order) to the
+    broker, up to EVAL_USER_CELLS_IN_FLIGHT of its unfinished cells handed over; returns how
+    many were sent. The count and the marking are done with the account's row locked, so two
+    cells ending at once cannot both fill the last place."""
+    cap = max(1, int(settings.EVAL_USER_CELLS_IN_FLIGHT))
+    now = timezone.now()
+    with transaction.atomic():
+        list(User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
+        unfinished = EvalCell.objects.filter(
+            evaluation__created_by_id=user_id, status__in=_UNFINISHED
+        )
+        room = cap - unfinished.filter(sent_at__isnull=False).count()
+        if room <= 0:
+            return 0
+        picked = list(
+            unfinished.filter(sent_at__isnull=True)
+            .order_by("evaluation_id", "pk")  # cells are inserted in matrix order
+            .values_list("pk", flat=True)[:room]
+        )
+        EvalCell.objects.filter(pk__in=picked).update(sent_at=now)
+    for index, cell_id in enumerate(picked):
+        try:
+            current_app.send_task(CELL_TASK, args=[cell_id], queue=settings.EVAL_TASK_QUEUE)
+        except BACKEND_DOWN:
+            # The broker is down: these cells wait, unsent, for the reaper (never lost).
+            EvalCell.objects.filter(pk__in=picked[index:], sent_at=now).update(sent_at=None)
+            logger.warning(
+                "evaluation.dispatch_failed", extra={"user_id": user_id, "cell_id": cell_id}
+            )
+            return index
+    return len(picked)
+
+
+def cell_ended_send_next(*, cell_id: int) -> None:
+    """A cell's task ended (finished, or gave up): send the account's next cells."""
+    if current_app.conf.task_always_eager:
+        return  # the eager pool of cells_dispatch runs every cell itself
+    for user_id in EvalCell.objects.filter(pk=cell_id).values_list(
+        "evaluation__created_by_id", flat=True
+    ):
+        cells_send_next(user_id=user_id)
+
+
+def cells_send_pending() -> int:
+    """The reaper's part: every account with unfinished cells not handed over (the broker was
+    down, or their turn had not come) gets its share sent; returns how many were sent."""
+    if current_app.conf.task_always_eager:
+        return 0
+    users = (
+        EvalCell.objects.filter(status__in=_UNFINISHED, sent_at__isnull=True)
+        .values_list("evaluation__created_by_id", flat=True)
+        .distinct()
+        .order_by()
+    )
+    return sum(cells_send_next(user_id=user_id) for user_id in list(users[:1000]))
 
 
 def _run_pool(cell_ids: list[int], execute: CellExecute) -> None:

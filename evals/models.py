@@ -179,12 +179,17 @@ class EvalCell(models.Model):
     # ends `error` after EVAL_CELL_GRADE_ATTEMPTS_MAX instead of being handed over for ever.
     grade_attempts = models.PositiveSmallIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the cell's task was last handed to the broker; None: not yet (or its message was
+    # lost). At most EVAL_USER_CELLS_IN_FLIGHT of an account's unfinished cells have one
+    # (evals/dispatch.py, the fair share).
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["evaluation", "row__position", "target__position", "repeat_index"]
         indexes = [
             models.Index(fields=["evaluation", "status"]),
             models.Index(fields=["provider", "status"]),
+            models.Index(fields=["status", "sent_at"]),
         ]
         constraints = [
             models.UniqueConstraint(

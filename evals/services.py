@@ -44,7 +44,7 @@ from playground.runs.services import run_cancel, run_create, run_execute, run_va
 from playground.selectors import version_content
 
 from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
-from .dispatch import cells_dispatch
+from .dispatch import cells_dispatch, cells_send_pending
 from .exceptions import EvalInvalid
 from .graders import (
     GRADER_TYPES,
@@ -444,6 +444,7 @@ def evaluation_create(
                 ) from None
     _user_share_check(actor)
     with transaction.atomic():
+        _user_budget_check(actor, total)
         evaluation = Evaluation.objects.create(
             prompt=prompt,
             testset_revision=revision,
@@ -489,6 +490,44 @@ def _user_share_check(actor: User) -> None:
             f"You have {active} evaluations running; wait for one to finish or cancel it.",
             retry_after=settings.EVAL_RETRY_SECONDS,
         )
+
+
+def _user_budget_check(actor: User, total: int) -> None:
+    """At most EVAL_USER_CELLS_PER_DAY cells in the evaluations `actor` started in the last 24
+    hours (a 429 whose Retry-After is when enough of them leave the window; a 400 for an
+    evaluation larger than the whole budget). Call inside the creating transaction: the
+    account's row is locked, so parallel creations are counted one after the other."""
+    budget = int(settings.EVAL_USER_CELLS_PER_DAY)
+    if total > budget:
+        raise EvalInvalid(
+            f"This evaluation would have {total:,} cells; an account may start at most"
+            f" {budget:,} a day (EVAL_USER_CELLS_PER_DAY).",
+            field="versions",
+        )
+    list(User.objects.select_for_update().filter(pk=actor.pk).values_list("pk", flat=True))
+    now = timezone.now()
+    window = timedelta(days=1)
+    recent = list(
+        Evaluation.objects.filter(created_by=actor, created_at__gt=now - window)
+        .order_by("created_at")
+        .values_list("created_at", "cells_total")
+    )
+    used = sum(cells for _, cells in recent)
+    if used + total <= budget:
+        return
+    freed = 0
+    wait = int(window.total_seconds())
+    for created_at, cells in recent:
+        freed += cells
+        if used - freed + total <= budget:
+            wait = int((created_at + window - now).total_seconds()) + 1
+            break
+    raise RateLimited(
+        f"Your evaluations started {used:,} cells in the last 24 hours; with this one's {total:,}"
+        f" that is more than the {budget:,} an account may start a day"
+        f" (EVAL_USER_CELLS_PER_DAY). Try again in {wait} s.",
+        retry_after=max(1, wait),
+    )
 
 
 def _dispatch(evaluation_id: int) -> None:
@@ -801,7 +840,8 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
 def evaluations_reap() -> int:
     """Periodic: grade cells whose run finished while no cell task was there to see it (a
     worker killed after the run ended, a run failed by the stale-run reaper), then hand every
-    stalled evaluation's unfinished cells to workers again. Returns the cells graded."""
+    stalled evaluation's unfinished cells to workers again, and every account's cells not yet
+    handed over (within its share, evals/dispatch.py). Returns the cells graded."""
     stuck = EvalCell.objects.filter(
         status=CellStatus.RUNNING, run__status__in=Run.FINISHED
     ).values_list("pk", flat=True)[:500]
@@ -824,6 +864,8 @@ def evaluations_reap() -> int:
                 error=f"Grading failed ({type(error).__name__}).",
             )
     evaluations_redispatch_stalled()
+    # Cells the broker never got (it was down when they were accepted) go to it now.
+    cells_send_pending()
     return count
 
 

@@ -4,6 +4,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from .dispatch import cell_ended_send_next
 from .services import DEFERRED, cell_time_out
 from .services import cell_execute as cell_execute_service
 from .services import evaluations_reap as evaluations_reap_service
@@ -30,10 +31,17 @@ def cell_execute(self: Task, cell_id: int) -> str:
     try:
         status = cell_execute_service(cell_id=cell_id)
     except SoftTimeLimitExceeded:
-        return cell_time_out(cell_id=cell_id)
+        status = cell_time_out(cell_id=cell_id)
+        cell_ended_send_next(cell_id=cell_id)
+        return status
+    except Exception:
+        cell_ended_send_next(cell_id=cell_id)  # a crashed cell still gives up its place
+        raise
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
         raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
+    # The account's next cell goes to the queue as this one ends (its fair share).
+    cell_ended_send_next(cell_id=cell_id)
     return status
 
 
@@ -43,5 +51,6 @@ def cell_execute(self: Task, cell_id: int) -> str:
     time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,
 )
 def evaluations_reap() -> int:
-    """Periodic (CELERY_BEAT_SCHEDULE): grade cells whose run finished unseen."""
+    """Periodic (CELERY_BEAT_SCHEDULE): grade cells whose run finished unseen, and hand over
+    cells the broker never got."""
     return evaluations_reap_service()

@@ -279,6 +279,9 @@ class Run(models.Model):
     # True: a message on the run queue executes it, and the fair queue may pick it for any turn.
     # False: its creator executes it in its own worker (an evaluation's cell), never a turn.
     on_run_queue = models.BooleanField(default=True)
+    # When its run-queue message was last handed to the broker; None: not yet (the broker was
+    # down at commit). The reaper sends a queued run's message again when this is None or old.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, TextField, Value
+from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -437,6 +437,31 @@ def runs_reap_stale() -> int:
     if lost or unclaimed:
         logger.info("runs.reaped", extra={"lost": lost, "unclaimed": unclaimed})
     return lost + unclaimed
+
+
+def runs_redispatch() -> int:
+    """Queued runs the broker never got (it was down when they were accepted) or may have lost
+    (no claim RUN_REDISPATCH_SECONDS after their message was sent: Redis restarted empty) get
+    their message again, oldest first; returns how many were sent. Each run is taken by moving
+    its `dispatched_at`, so two reapers never send it twice at once."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.RUN_REDISPATCH_SECONDS)
+    waiting = (
+        Run.objects.filter(status=Status.QUEUED, on_run_queue=True)
+        .filter(Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=cutoff))
+        .order_by("created_at", "pk")
+        .values_list("pk", "dispatched_at")[:500]
+    )
+    sent = 0
+    for run_id, dispatched_at in list(waiting):
+        if not Run.objects.filter(pk=run_id, dispatched_at=dispatched_at).update(dispatched_at=now):
+            continue
+        if not run_enqueue(run_id=run_id):
+            break  # the broker is still down: the next round tries again
+        sent += 1
+    if sent:
+        logger.warning("runs.redispatched", extra={"count": sent})
+    return sent
 
 
 # --- continue -------------------------------------------------------------------------------

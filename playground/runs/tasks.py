@@ -6,6 +6,7 @@ from django.conf import settings
 from .fair import run_execute_next
 from .services import run_execute as run_execute_service
 from .services import runs_reap_stale as runs_reap_stale_service
+from .services import runs_redispatch as runs_redispatch_service
 
 
 # acks_late: the message is acknowledged after the run finished, so a worker that dies mid-run
@@ -26,3 +27,10 @@ def run_execute(self: Task, run_id: int) -> str:
 def runs_reap_stale() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): fail runs whose worker vanished."""
     return runs_reap_stale_service()
+
+
+@shared_task(name="playground.runs_redispatch")
+def runs_redispatch() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): send queued runs whose message the broker never got
+    (down when they were accepted) or lost."""
+    return runs_redispatch_service()

@@ -62,3 +62,27 @@ def test_keys_page_creates_lists_and_revokes():
     assert not ApiToken.objects.filter(user=ada).exists()
     assert ApiToken.objects.filter(pk=bob_token.pk).exists()
     assert Client().get("/accounts/keys/").status_code == 302
+
+
+def test_signup_is_throttled_per_address(settings):
+    """Issue #31: one address made 20 accounts in 16 s. Past SIGNUP_RATE_LIMIT attempts a
+    429 with Retry-After, and no account; another address still signs up."""
+    settings.SIGNUP_RATE_LIMIT = 3
+    settings.SIGNUP_RATE_WINDOW = 3600
+    users = get_user_model().objects
+    for number in range(3):
+        answer = Client(REMOTE_ADDR="203.0.113.7").post(
+            "/accounts/signup/",
+            {"username": f"bot{number}", "password1": PASSWORD, "password2": PASSWORD},
+        )
+        assert answer.status_code == 302
+    refused = Client(REMOTE_ADDR="203.0.113.7").post(
+        "/accounts/signup/", {"username": "bot9", "password1": PASSWORD, "password2": PASSWORD}
+    )
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    assert not users.filter(username="bot9").exists()
+    other = Client(REMOTE_ADDR="198.51.100.2").post(
+        "/accounts/signup/", {"username": "ada2", "password1": PASSWORD, "password2": PASSWORD}
+    )
+    assert other.status_code == 302

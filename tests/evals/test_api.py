@@ -3,6 +3,8 @@ cancel, who may do what (evals/api.py)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -345,3 +347,38 @@ def test_results_page_bounds(owner, prompt_versions, inline):
     assert (page["count"], len(page["results"]), page["results"][0]["row"]) == (3, 1, 2)
     for query in ("limit=0", "limit=501", "offset=-1", "limit=x", "only=all"):
         assert client.get(f"/api/v1/evals/{created['id']}/results/?{query}").status_code == 400
+
+
+def test_the_daily_cell_budget_is_a_429_with_retry_after(owner, prompt_versions, inline, settings):
+    """Issue #31: at most EVAL_USER_CELLS_PER_DAY cells started per account in 24 hours."""
+    settings.EVAL_USER_CELLS_PER_DAY = 8
+    settings.EVALS_ACTIVE_PER_USER = 10
+    prompt, v1, v2 = prompt_versions
+    client = api_client_for(owner)
+    testset = _testset(client, prompt)  # three rows
+    body = {
+        "testset": testset["id"],
+        "versions": [v1.pk, v2.pk],
+        "graders": [{"type": "contains", "value": "a"}],
+    }
+    assert inline(client, prompt, body).status_code == 201  # 6 cells
+    refused = inline(client, prompt, body)  # 6 more: 12 > 8
+    assert refused.status_code == 429, refused.content
+    assert 1 <= int(refused["Retry-After"]) <= 24 * 3600 + 1
+    assert "EVAL_USER_CELLS_PER_DAY" in refused.json()["detail"]
+    assert Evaluation.objects.count() == 1
+    # what fits in the rest of the day is still accepted (one version: 3 cells, 9 > 8: no;
+    # after the first leaves the window, yes)
+    one = {**body, "versions": [v1.pk]}
+    assert inline(client, prompt, one).status_code == 429
+    Evaluation.objects.update(created_at=Evaluation.objects.get().created_at - timedelta(days=1))
+    assert inline(client, prompt, one).status_code == 201
+    # larger than the whole budget: never fits, a 400
+    settings.EVAL_USER_CELLS_PER_DAY = 5
+    too_big = inline(client, prompt, body)
+    assert too_big.status_code == 400
+    assert too_big.json()["field"] == "versions"
+    # another account has its own budget
+    other = make_user()
+    grant_set(actor=owner, prompt=prompt, username=other.username, role="editor")
+    assert inline(api_client_for(other), prompt, one).status_code == 201
