@@ -474,6 +474,9 @@ EVAL_TESTSET_ROWS_MAX = env_int("EVAL_TESTSET_ROWS_MAX", 1000)
 EVAL_CELLS_MAX = env_int("EVAL_CELLS_MAX", 5000)
 EVALS_ACTIVE_PER_USER = env_int("EVALS_ACTIVE_PER_USER", 3)
 EVAL_RETRY_SECONDS = env_int("EVAL_RETRY_SECONDS", 30)
+# Bytes of test-set row content one account may store (each distinct row once per test set;
+# a save past it is a 429). docs/evals.md, Test sets.
+EVAL_TESTSET_STORAGE_PER_USER = env_int("EVAL_TESTSET_STORAGE_PER_USER", 100 * 1024 * 1024)
 # Cells running at once per provider, across every worker ("echo=16 anthropic=4").
 EVAL_PROVIDER_CONCURRENCY_DEFAULT = env_int("EVAL_PROVIDER_CONCURRENCY_DEFAULT", 4)
 EVAL_PROVIDER_CONCURRENCY = {

@@ -12,7 +12,7 @@ class CritiqueConfig(AppConfig):
         from playground.runs.providers.fixture import fixture_replies_register
         from reviews.panels import panel_register
 
-        from .grader import answer_key_grade, answer_key_parse
+        from .grader import answer_key_grade, answer_key_parse, answer_key_reason_visible
         from .panels import draft_panel, leaderboard_panel
         from .recorded import recorded_reply
 
@@ -22,6 +22,7 @@ class CritiqueConfig(AppConfig):
             grade_fn=answer_key_grade,
             parse_fn=answer_key_parse,
             label="Answer key: score the critique against the practice document's key",
+            reason_visible=answer_key_reason_visible,
         )
         panel_register(slot="review", name="critique", provider=draft_panel)
         panel_register(slot="practice", name="critique", provider=leaderboard_panel)

@@ -6,9 +6,12 @@ row's document with the same code as a draft's suggestions, and the annotations 
 the document's answer key by the review desk's scorer (`reviews.practice.scoring`). The score is
 the scorecard's (planted items' credit ÷ items, 0–1); the reason is the scorecard in counts only
 — found, missed, constraint traps fallen into, led with the worst, already-considered noticed —
-so an evaluation never shows the key's passages or explanations (docs/design.md, Answer keys
-stay secret until submit). The row's document is recognised by the SHA-256 of its text, so it
-must be a practice document's revision exactly (the practice test set's rows are).
+so an evaluation never shows the key's passages or explanations. Even the counts tell of the
+key (its item count, what was missed), so the grade carries the document as its `secret`, and
+evaluations show its reason only to the document's key readers, the score to everyone
+(`answer_key_reason_visible`; docs/design.md, Answer keys stay secret until submit). The row's
+document is recognised by the SHA-256 of its text, so it must be a practice document's revision
+exactly (the practice test set's rows are).
 """
 
 from __future__ import annotations
@@ -17,16 +20,31 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from common.auth import Viewer
 from evals.exceptions import EvalInvalid
 from evals.graders import CellOutcome, Grade, GraderSpec
 from reviews.practice.scoring import Note, Scorecard
-from reviews.practice.selectors import practice_notes_score, practice_revision_for_text_sha
+from reviews.practice.selectors import (
+    answer_key_readable,
+    practice_notes_score,
+    practice_revision_for_text_sha,
+)
 
 from .anchor import fold, pinned_constraint_index, quote_anchor
 from .parsing import annotations_parse
 
 TYPE = "answer-key"
 DEFAULT_THRESHOLD = 0.5
+DOC_PREFIX = "practice-doc:"
+
+
+def answer_key_reason_visible(reader: Viewer, secret: str) -> bool:
+    """A grade's reason (the scorecard in counts) only to a reader of the document's key: the
+    reviewer of a submitted review of it. Everyone else sees the score alone (issue #31: the
+    counts told a probing author the key's item count, missed areas and worst risk)."""
+    if not secret.startswith(DOC_PREFIX) or not secret[len(DOC_PREFIX) :].isdigit():
+        return False
+    return answer_key_readable(user=reader, doc_id=int(secret[len(DOC_PREFIX) :]))
 
 
 def answer_key_parse(spec: Mapping[str, Any], where: str) -> GraderSpec:
@@ -114,4 +132,5 @@ def answer_key_grade(spec: GraderSpec, outcome: CellOutcome) -> Grade:
         card.score >= threshold,
         round(card.score, 4),
         scorecard_reason(scored.doc.title, card, unanchored),
+        secret=f"{DOC_PREFIX}{revision.doc_id}",
     )

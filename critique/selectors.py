@@ -207,7 +207,12 @@ def leaderboard_for_user(*, user: Viewer) -> Leaderboard:
     rows: list[LeaderRow] = []
     for prompt in prompts:
         for evaluation in _answer_key_evaluations(prompt.pk):
-            cells, _ = evaluation_results(evaluation=evaluation, limit=LEADER_CELLS_MAX)
+            cells, _ = evaluation_results(
+                evaluation=evaluation,
+                reader=user,
+                limit=LEADER_CELLS_MAX,
+                variables=("document",),
+            )
             per: dict[tuple[int, str, str], list[list[float]]] = {}
             for cell in cells:
                 if cell.score is None:

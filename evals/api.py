@@ -220,22 +220,13 @@ class TestSetImportApi(APIView):
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
         imported = testset_import_file(upload=upload)
-        kept = []
-        if data.validated_data["mode"] == "append":
-            kept = [
-                {"variables": r.variables, "expected": r.expected, "note": r.note}
-                for r in testset_rows(revision=access.revision)
-            ]
-        rows = testset_rows_parse(
-            kept
-            + [{"variables": r.variables, "expected": r.expected, "note": r.note} for r in imported]
-        )
         revision = testset_revise(
             actor=request_actor(request),
             testset=access.testset,
             role=access.role,
-            rows=rows,
+            rows=imported,
             message=f"Imported {len(imported)} rows from {upload.name}"[:MESSAGE_MAX_CHARS],
+            append=data.validated_data["mode"] == "append",
         )
         return Response(
             TestSetSerializer(_testset_body(testset_id, revision, revision.number)).data,
@@ -490,6 +481,7 @@ class EvaluationResultsApi(APIView):
         limit = _int_param(request, "limit", 100, low=1, high=RESULTS_PAGE_MAX)
         results, count = evaluation_results(
             evaluation=access.evaluation,
+            reader=request.user,
             offset=offset,
             limit=limit,
             only_failures=only == "failures",

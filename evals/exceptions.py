@@ -12,4 +12,9 @@ class TestSetImmutable(EvalInvalid, Immutable):
     """Test-set revisions and their rows are written once; an edit is a new revision."""
 
 
-__all__ = ["Conflict", "EvalInvalid", "NotFound", "TestSetImmutable"]
+__all__ = ["Conflict", "EvalInvalid", "NotFound", "SourceHidden", "TestSetImmutable"]
+
+
+class SourceHidden(DomainError):
+    """Something an evaluation's cells read (its test set, a judge's version) is no longer
+    visible to the evaluation's author; the cell ends `error` with this message."""

@@ -55,14 +55,21 @@ class Grade:
     passed: bool
     score: float
     reason: str
+    # What the reason tells of, when only some may read it (a practice document's answer key):
+    # an opaque name the grader type's reason guard checks at read time (evals.selectors,
+    # GradeReader). Stored with the grade, never shown.
+    secret: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "type": self.type,
             "passed": self.passed,
             "score": self.score,
             "reason": self.reason[:REASON_MAX_CHARS],
         }
+        if self.secret:
+            body["secret"] = self.secret
+        return body
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,43 @@ class TestSetRevision(WriteOnceModel):
         return f"{self.testset_id} r{self.number}"
 
 
+class TestRow(WriteOnceModel):
+    """A row's content, stored once per test set: named by the SHA-256 of its canonical JSON, so
+    a revision that keeps a row (an append, an edit of another row) points at the same content
+    instead of copying it (docs/evals.md, Test sets). `size` is that JSON's length in bytes, what
+    the per-user storage quota counts (EVAL_TESTSET_STORAGE_PER_USER)."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    immutable_error = TestSetImmutable
+
+    testset = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    variables = models.JSONField(default=dict)
+    expected = models.TextField(blank=True)
+    note = models.CharField(max_length=NOTE_MAX_CHARS, blank=True)
+    # Validated grader specs (evals.graders) that apply to this row alone, on top of the
+    # evaluation's graders (a promptfoo test's own `assert` list).
+    graders = models.JSONField(default=list, blank=True)
+    size = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["testset", "sha256"], name="testrow_once"),
+        ]
+        indexes = [models.Index(fields=["created_by"])]
+
+    def __str__(self) -> str:
+        return f"row {self.sha256[:12]} of {self.testset_id}"
+
+
 class TestCase(WriteOnceModel):
-    """One row: the variable values to run with, and optionally what the output should be."""
+    """One row of a revision: its place, and the content it shows (shared with every other
+    revision that has the same row)."""
 
     __test__ = False  # not a pytest test class, despite the name
 
@@ -78,12 +113,7 @@ class TestCase(WriteOnceModel):
 
     revision = models.ForeignKey(TestSetRevision, on_delete=models.CASCADE, related_name="rows")
     position = models.PositiveIntegerField()
-    variables = models.JSONField(default=dict)
-    expected = models.TextField(blank=True)
-    note = models.CharField(max_length=NOTE_MAX_CHARS, blank=True)
-    # Validated grader specs (evals.graders) that apply to this row alone, on top of the
-    # evaluation's graders (a promptfoo test's own `assert` list).
-    graders = models.JSONField(default=list, blank=True)
+    content = models.ForeignKey(TestRow, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
         ordering = ["revision", "position"]

@@ -6,12 +6,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db.models.functions import Substr
 
+from common.auth import Viewer
 from playground.diffing import words_diff
 from playground.models import Prompt, PromptVersion, Role
 
-from .models import EvalCell, Evaluation, TestCase, TestSet, TestSetRevision
-from .selectors import ColumnSummary, duration_ms, evaluation_summary, testset_rows
+from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
+from .selectors import (
+    ColumnSummary,
+    GradeReader,
+    RowData,
+    duration_ms,
+    evaluation_summary,
+    row_values,
+    testset_rows,
+)
 
 FILTERS = ("all", "failures", "disagree")
 
@@ -23,7 +33,7 @@ class TestSetPage:
     testset: TestSet
     revision: TestSetRevision
     latest_number: int
-    rows: list[TestCase]
+    rows: list[RowData]
     columns: list[str]  # variable names, in first-use order, then the version's declared ones
     revisions: list[TestSetRevision]
     can_edit: bool
@@ -103,16 +113,28 @@ class EvaluationPage:
     compare: tuple[int, int] | None  # column positions whose outputs are diffed
 
 
+# A row's value on the results page is cut to this many characters (the whole row is in the
+# test set's own table and export).
+PAGE_VALUE_CHARS = 5_000
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= PAGE_VALUE_CHARS else value[:PAGE_VALUE_CHARS] + " …"
+
+
 def evaluation_page_build(
     *,
     evaluation: Evaluation,
+    user: Viewer,
     user_id: int,
     shown_filter: str,
     page: int,
     compare: tuple[int, int] | None,
 ) -> EvaluationPage:
     """The matrix, a page of rows at a time (EVAL_PAGE_ROWS): cells of those rows only, with
-    their runs, in one query."""
+    the columns of their runs they show, in one query; of each row only the variables some
+    column's version declares, cut to PAGE_VALUE_CHARS by the database (a row's undeclared
+    variables never reach this process). Grades as `user` may see them."""
     columns = evaluation_summary(evaluation=evaluation)
     positions = {c.target_id: i for i, c in enumerate(columns)}
     labels = [
@@ -146,33 +168,78 @@ def evaluation_page_build(
     pages = max(1, -(-len(all_rows) // size))
     page = min(max(1, page), pages)
     wanted = all_rows[(page - 1) * size : page * size]
-    rows = {r.pk: r for r in TestCase.objects.filter(pk__in=wanted)}
+    rows = {
+        pk: (position, content_id, expected, note)
+        for pk, position, content_id, expected, note in TestCase.objects.filter(
+            pk__in=wanted
+        ).values_list(
+            "pk",
+            "position",
+            "content_id",
+            Substr("content__expected", 1, PAGE_VALUE_CHARS + 1),
+            "content__note",
+        )
+    }
+    declared: set[str] = set()
+    for names in EvalTarget.objects.filter(evaluation=evaluation).values_list(
+        "version__variables", flat=True
+    ):
+        declared.update(names or {})
+    values = row_values(
+        content_ids={r[1] for r in rows.values()},
+        names=declared,
+        max_chars=PAGE_VALUE_CHARS + 1,
+    )
     grid: dict[int, list[list[MatrixCell]]] = {r: [[] for _ in columns] for r in wanted}
     cells = (
         EvalCell.objects.filter(evaluation=evaluation, row_id__in=wanted)
-        .select_related("run")
         .order_by("repeat_index")
+        .values_list(
+            "pk",
+            "row_id",
+            "target_id",
+            "status",
+            "run_id",
+            "run__output",
+            "grades",
+            "passed",
+            "error",
+            "run__started_at",
+            "run__finished_at",
+            "run__output_tokens",
+        )
     )
-    for cell in cells:
-        run = cell.run
-        grid[cell.row_id][positions[cell.target_id]].append(
+    reader = GradeReader(user)
+    for (
+        cell_id,
+        row_id,
+        target_id,
+        status,
+        run_id,
+        output,
+        grades,
+        passed,
+        error,
+        started_at,
+        finished_at,
+        output_tokens,
+    ) in cells:
+        grid[row_id][positions[target_id]].append(
             MatrixCell(
-                cell_id=cell.pk,
-                status=cell.status,
-                output=run.output if run is not None else "",
-                grades=list(cell.grades or []),
-                passed=cell.passed,
-                error=cell.error,
-                latency_ms=duration_ms(run.started_at, run.finished_at)
-                if run is not None
-                else None,
-                output_tokens=run.output_tokens if run is not None else None,
-                run_id=cell.run_id,
+                cell_id=cell_id,
+                status=status,
+                output=output if run_id is not None else "",
+                grades=reader.grades(grades),
+                passed=passed,
+                error=error,
+                latency_ms=duration_ms(started_at, finished_at),
+                output_tokens=output_tokens if run_id is not None else None,
+                run_id=run_id,
             )
         )
     matrix = []
     for row_id in wanted:
-        row = rows[row_id]
+        position, content_id, expected, note = rows[row_id]
         per_column = grid[row_id]
         diff = None
         if compare is not None:
@@ -181,10 +248,12 @@ def evaluation_page_build(
                 diff = words_diff(a[0].output, b[0].output)
         matrix.append(
             MatrixRow(
-                position=row.position,
-                variables=dict(row.variables),
-                expected=row.expected,
-                note=row.note,
+                position=position,
+                variables={
+                    name: _cut(value) for name, value in sorted(values.get(content_id, {}).items())
+                },
+                expected=_cut(expected),
+                note=note,
                 columns=[MatrixColumn(label=labels[i], cells=c) for i, c in enumerate(per_column)],
                 disagree=disagree(row_id),
                 failed=failed(row_id),

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Substr
 
 from common.auth import Viewer
 from common.selectors import object_id_parse
-from playground.models import Role, Run
+from playground.models import Role
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import NotFound
-from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
+from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,63 @@ def testset_list_for_prompt(*, prompt_id: int) -> QuerySet[TestSet]:
     return TestSet.objects.filter(prompt_id=prompt_id).order_by("-created_at", "-id")
 
 
-def testset_rows(*, revision: TestSetRevision) -> list[TestCase]:
-    return list(revision.rows.order_by("position"))
+@dataclass(frozen=True)
+class RowData:
+    """One row of a revision with its content."""
+
+    position: int
+    variables: dict[str, str]
+    expected: str
+    note: str
+    graders: list[dict[str, Any]]
+
+
+def testset_rows(*, revision: TestSetRevision) -> list[RowData]:
+    """Every row of the revision, whole (the test set's own table, API and export)."""
+    rows = TestCase.objects.filter(revision=revision).order_by("position")
+    return [
+        RowData(
+            position=position,
+            variables=dict(variables),
+            expected=expected,
+            note=note,
+            graders=list(graders or []),
+        )
+        for position, variables, expected, note, graders in rows.values_list(
+            "position",
+            "content__variables",
+            "content__expected",
+            "content__note",
+            "content__graders",
+        )
+    ]
+
+
+def _value_of(name: str, *, field: str, max_chars: int | None) -> Any:
+    value: Any = KeyTextTransform(name, field)
+    return value if max_chars is None else Substr(value, 1, max_chars)
+
+
+def row_values(
+    *, content_ids: Collection[int], names: Collection[str], max_chars: int | None = None
+) -> dict[int, dict[str, str]]:
+    """The values of `names` only in each stored row (by TestRow id), each cut to `max_chars`
+    when given: the database extracts them, so a row's other variables — the ones no version
+    declares, however large — never reach this process. Names a row lacks are left out."""
+    ordered = sorted(set(names))
+    if not content_ids:
+        return {}
+    fields = {
+        f"v{i}": _value_of(name, field="variables", max_chars=max_chars)
+        for i, name in enumerate(ordered)
+    }
+    found: dict[int, dict[str, str]] = {}
+    rows = TestRow.objects.filter(pk__in=list(content_ids)).annotate(**fields)
+    for pk, *extracted in rows.values_list("pk", *fields):
+        found[pk] = {
+            name: value for name, value in zip(ordered, extracted, strict=True) if value is not None
+        }
+    return found
 
 
 def evaluation_get_for_user(*, user: Viewer, evaluation_id: object) -> EvaluationAccess:
@@ -218,12 +276,51 @@ def evaluation_summary(*, evaluation: Evaluation) -> list[ColumnSummary]:
     return summaries
 
 
+# Grade types whose reason may tell what only some readers may know (the answer-key grader's
+# scorecard tells of a practice document's key): type → (reader, the grade's `secret`) → may
+# the reader see the reason. Filled by the app that registers the grader
+# (evals.services.grader_register); a grade of such a type shows its score and `passed` only,
+# unless the guard says yes (docs/evals.md, Results).
+_reason_guards: dict[str, Callable[[Viewer, str], bool]] = {}
+REASON_HIDDEN = "Reason hidden: it would tell what only readers of the grader's key may see."
+
+
+def grade_reason_guard_register(*, type: str, may_read: Callable[[Viewer, str], bool]) -> None:  # noqa: A002
+    _reason_guards[type] = may_read
+
+
+class GradeReader:
+    """The grades one reader may see: `secret` (what a reason is about) is never shown, and a
+    guarded type's reason only when its guard allows it (asked once per secret)."""
+
+    def __init__(self, reader: Viewer | None) -> None:
+        self.reader = reader  # None: the operator's own command, which reads everything
+        self._answers: dict[tuple[str, str], bool] = {}
+
+    def _may_read(self, kind: str, secret: str) -> bool:
+        guard = _reason_guards.get(kind)
+        if guard is None or self.reader is None:
+            return True
+        key = (kind, secret)
+        if key not in self._answers:
+            self._answers[key] = bool(secret) and guard(self.reader, secret)
+        return self._answers[key]
+
+    def grades(self, grades: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        shown = []
+        for grade in grades or []:
+            item = {k: v for k, v in grade.items() if k != "secret"}
+            if not self._may_read(str(grade.get("type", "")), str(grade.get("secret") or "")):
+                item["reason"] = REASON_HIDDEN
+            shown.append(item)
+        return shown
+
+
 @dataclass(frozen=True)
 class CellResult:
     cell_id: int
     row_position: int
-    row_variables: dict[str, str]
-    expected: str
+    row_variables: dict[str, str]  # only the names the caller asked for
     target_id: int
     version_id: int
     provider: str
@@ -261,46 +358,104 @@ class CellResult:
         }
 
 
-def evaluation_results(
-    *, evaluation: Evaluation, offset: int = 0, limit: int = 100, only_failures: bool = False
-) -> tuple[list[CellResult], int]:
-    """A page of cells in matrix order (row, column, repeat) and the count of all that match."""
+# The columns a result reads, by name: never a whole row of the test set (its variables may
+# hold megabytes no version declares) nor a whole run.
+_RESULT_COLUMNS = (
+    "pk",
+    "row__position",
+    "target_id",
+    "target__version_id",
+    "target__provider",
+    "target__model",
+    "repeat_index",
+    "status",
+    "run_id",
+    "run__output",
+    "grades",
+    "passed",
+    "score",
+    "error",
+    "run__started_at",
+    "run__finished_at",
+    "run__input_tokens",
+    "run__output_tokens",
+)
+# Cells a streamed export holds in memory at a time.
+RESULTS_CHUNK = 100
+
+
+def _results_query(
+    *, evaluation: Evaluation, only_failures: bool, variables: Collection[str]
+) -> QuerySet[EvalCell, dict[str, Any]]:
     cells = EvalCell.objects.filter(evaluation=evaluation)
     if only_failures:
         cells = cells.exclude(status=EvalCell.Status.GRADED, passed=True)
-    total = cells.count()
-    page = cells.select_related("row", "target", "run").order_by(
+    names = sorted(set(variables))
+    extracted = {
+        f"var_{i}": KeyTextTransform(name, "row__content__variables")
+        for i, name in enumerate(names)
+    }
+    values: QuerySet[EvalCell, dict[str, Any]] = cells.order_by(
         "row__position", "target__position", "repeat_index"
-    )[offset : offset + limit]
-    results = []
-    for cell in page:
-        run: Run | None = cell.run
-        results.append(
-            CellResult(
-                cell_id=cell.pk,
-                row_position=cell.row.position,
-                row_variables=dict(cell.row.variables),
-                expected=cell.row.expected,
-                target_id=cell.target_id,
-                version_id=cell.target.version_id,
-                provider=cell.target.provider,
-                model=cell.target.model,
-                repeat_index=cell.repeat_index,
-                status=cell.status,
-                run_id=cell.run_id,
-                output=run.output if run is not None else "",
-                grades=list(cell.grades or []),
-                passed=cell.passed,
-                score=cell.score,
-                error=cell.error,
-                latency_ms=duration_ms(run.started_at, run.finished_at)
-                if run is not None
-                else None,
-                input_tokens=run.input_tokens if run is not None else None,
-                output_tokens=run.output_tokens if run is not None else None,
-            )
-        )
-    return results, total
+    ).values(*_RESULT_COLUMNS, **extracted)
+    return values
+
+
+def _result(item: dict[str, Any], names: list[str], reader: GradeReader) -> CellResult:
+    has_run = item["run_id"] is not None
+    return CellResult(
+        cell_id=item["pk"],
+        row_position=item["row__position"],
+        row_variables={
+            name: item[f"var_{i}"] for i, name in enumerate(names) if item[f"var_{i}"] is not None
+        },
+        target_id=item["target_id"],
+        version_id=item["target__version_id"],
+        provider=item["target__provider"],
+        model=item["target__model"],
+        repeat_index=item["repeat_index"],
+        status=item["status"],
+        run_id=item["run_id"],
+        output=item["run__output"] if has_run else "",
+        grades=reader.grades(item["grades"]),
+        passed=item["passed"],
+        score=item["score"],
+        error=item["error"],
+        latency_ms=duration_ms(item["run__started_at"], item["run__finished_at"]),
+        input_tokens=item["run__input_tokens"] if has_run else None,
+        output_tokens=item["run__output_tokens"] if has_run else None,
+    )
+
+
+def evaluation_results(
+    *,
+    evaluation: Evaluation,
+    reader: Viewer | None,
+    offset: int = 0,
+    limit: int = 100,
+    only_failures: bool = False,
+    variables: Collection[str] = (),
+) -> tuple[list[CellResult], int]:
+    """A page of cells in matrix order (row, column, repeat) and the count of all that match,
+    with the row's values of `variables` only. Grades as `reader` may see them (None: an
+    operator's command)."""
+    query = _results_query(evaluation=evaluation, only_failures=only_failures, variables=variables)
+    total = query.count()
+    names = sorted(set(variables))
+    grades = GradeReader(reader)
+    page = [_result(item, names, grades) for item in query[offset : offset + limit]]
+    return page, total
+
+
+def evaluation_results_stream(
+    *, evaluation: Evaluation, reader: Viewer | None
+) -> Iterator[CellResult]:
+    """Every cell in matrix order, read through one server-side cursor RESULTS_CHUNK cells at a
+    time (for exports: memory bounded by a chunk, one query whatever the number of cells)."""
+    grades = GradeReader(reader)
+    query = _results_query(evaluation=evaluation, only_failures=False, variables=())
+    for item in query.iterator(chunk_size=RESULTS_CHUNK):
+        yield _result(item, [], grades)
 
 
 @dataclass(frozen=True)

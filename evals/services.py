@@ -30,9 +30,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Max, Q, Value, When
+from django.db.models import Case, F, Max, Q, Sum, Value, When
 from django.utils import timezone
 
+from common.auth import Viewer
 from common.csvcells import csv_row
 from common.exceptions import Forbidden, RateLimited
 from common.jsonlimits import JsonRefused, json_loads_limited, json_surrogate_path
@@ -45,7 +46,7 @@ from playground.selectors import version_content
 
 from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
 from .dispatch import cells_dispatch, cells_send_pending
-from .exceptions import EvalInvalid
+from .exceptions import EvalInvalid, SourceHidden
 from .graders import (
     GRADER_TYPES,
     CellOutcome,
@@ -57,7 +58,8 @@ from .graders import (
     grader_specs_parse,
     judge_verdict_parse,
 )
-from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
+from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
+from .selectors import RowData, grade_reason_guard_register, row_values
 
 logger = logging.getLogger(__name__)
 
@@ -209,7 +211,7 @@ def _flat_row(record: object, number: int) -> dict[str, Any]:
     return {"variables": variables, "expected": record.get("expected"), "note": record.get("note")}
 
 
-def testset_export(*, revision: TestSetRevision, rows: list[TestCase], fmt: str) -> str:
+def testset_export(*, revision: TestSetRevision, rows: list[RowData], fmt: str) -> str:
     """The rows as CSV (variables as columns, then expected and note) or JSONL."""
     if fmt == "jsonl":
         return "".join(
@@ -241,22 +243,86 @@ def _editor_check(role: str) -> None:
         )
 
 
+def row_canonical(row: RowInput) -> bytes:
+    """The row's content as canonical JSON (keys sorted, compact, UTF-8): its SHA-256 names the
+    stored content and its length is what the storage quota counts."""
+    return json.dumps(
+        {
+            "expected": row.expected,
+            "graders": list(row.graders),
+            "note": row.note,
+            "variables": row.variables,
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode("utf-8")
+
+
+def testset_storage_used(*, user_id: int) -> int:
+    """Bytes of test-set row content the user stored (each distinct row once per test set)."""
+    used = TestRow.objects.filter(created_by_id=user_id).aggregate(n=Sum("size"))["n"]
+    return int(used or 0)
+
+
+def _rows_store(*, actor: User, testset: TestSet, rows: list[RowInput]) -> list[int]:
+    """The stored content id of each row, storing only content the test set does not hold yet;
+    past EVAL_TESTSET_STORAGE_PER_USER bytes of new content, RateLimited (429)."""
+    bodies = [row_canonical(r) for r in rows]
+    shas = [hashlib.sha256(b).hexdigest() for b in bodies]
+    ids: dict[str, int] = dict(
+        TestRow.objects.filter(testset=testset, sha256__in=set(shas)).values_list("sha256", "pk")
+    )
+    new: dict[str, TestRow] = {}
+    for row, body, sha in zip(rows, bodies, shas, strict=True):
+        if sha in ids or sha in new:
+            continue
+        new[sha] = TestRow(
+            testset=testset,
+            sha256=sha,
+            variables=row.variables,
+            expected=row.expected,
+            note=row.note,
+            graders=list(row.graders),
+            size=len(body),
+            created_by=actor,
+        )
+    added = sum(r.size for r in new.values())
+    if added:
+        quota = settings.EVAL_TESTSET_STORAGE_PER_USER
+        used = testset_storage_used(user_id=actor.pk)
+        if used + added > quota:
+            raise RateLimited(
+                f"Test-set storage quota: you store {used:,} bytes of rows and this save adds"
+                f" {added:,}; the limit is {quota:,} (EVAL_TESTSET_STORAGE_PER_USER).",
+                retry_after=settings.EVAL_RETRY_SECONDS,
+            )
+        for made in TestRow.objects.bulk_create(new.values()):
+            ids[made.sha256] = made.pk
+    return [ids[sha] for sha in shas]
+
+
 def _revision_write(
-    *, actor: User, testset: TestSet, number: int, rows: list[RowInput], message: str
+    *,
+    actor: User,
+    testset: TestSet,
+    number: int,
+    rows: list[RowInput],
+    message: str,
+    kept: list[int] | None = None,
 ) -> TestSetRevision:
+    """Revision `number`: the rows of `kept` (content ids, in order) then `rows`."""
+    content_ids = [*(kept or []), *_rows_store(actor=actor, testset=testset, rows=rows)]
     revision = TestSetRevision.objects.create(
-        testset=testset, number=number, message=message, row_count=len(rows), created_by=actor
+        testset=testset,
+        number=number,
+        message=message,
+        row_count=len(content_ids),
+        created_by=actor,
     )
     TestCase.objects.bulk_create(
-        TestCase(
-            revision=revision,
-            position=i,
-            variables=r.variables,
-            expected=r.expected,
-            note=r.note,
-            graders=list(r.graders),
-        )
-        for i, r in enumerate(rows, start=1)
+        TestCase(revision=revision, position=i, content_id=content_id)
+        for i, content_id in enumerate(content_ids, start=1)
     )
     return revision
 
@@ -285,10 +351,12 @@ def testset_revise(
     rows: list[RowInput],
     message: object = "",
     based_on: int | None = None,
+    append: bool = False,
 ) -> TestSetRevision:
-    """The next revision of `testset` with `rows`. With `based_on` (the revision number the
-    editor started from), a save that lost a race is a 409 instead of silently replacing the
-    other save's rows."""
+    """The next revision of `testset` with `rows` (with `append`, the latest revision's rows
+    then `rows`: the kept rows are pointed at, never read or copied). With `based_on` (the
+    revision number the editor started from), a save that lost a race is a 409 instead of
+    silently replacing the other save's rows."""
     from common.limits import MESSAGE_MAX_CHARS
 
     _editor_check(role)
@@ -306,8 +374,23 @@ def testset_revise(
                         f" r{based_on}.",
                         field="based_on",
                     )
+                kept: list[int] = []
+                if append and latest:
+                    kept = list(
+                        TestCase.objects.filter(revision__testset=testset, revision__number=latest)
+                        .order_by("position")
+                        .values_list("content_id", flat=True)
+                    )
+                limit = settings.EVAL_TESTSET_ROWS_MAX
+                if len(kept) + len(rows) > limit:
+                    raise EvalInvalid(f"rows: at most {limit:,} rows in a test set.", field="rows")
                 return _revision_write(
-                    actor=actor, testset=testset, number=latest + 1, rows=rows, message=message
+                    actor=actor,
+                    testset=testset,
+                    number=latest + 1,
+                    rows=rows,
+                    message=message,
+                    kept=kept,
                 )
         except IntegrityError:
             continue  # a concurrent save took the number; read the latest again
@@ -369,11 +452,12 @@ def evaluation_targets_parse(
     return [TargetInput(found[v], p, m) for v in versions for p, m in chosen]
 
 
-def _row_variables(content: VersionContent, row: RowInput | TestCase) -> dict[str, str]:
+def _row_variables(content: VersionContent, row: TestCase) -> dict[str, str]:
     """The row's values for the names the version declares (a test set serves every version of
-    its prompt, and a version may not use every column)."""
+    its prompt, and a version may not use every column). Only those are read from the
+    database: a row's undeclared variables never reach the worker."""
     declared = content.get("variables") or {}
-    return {k: v for k, v in row.variables.items() if k in declared}
+    return row_values(content_ids=[row.content_id], names=declared).get(row.content_id, {})
 
 
 def _repeat_parse(value: object) -> int:
@@ -382,6 +466,43 @@ def _repeat_parse(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= REPEAT_MAX:
         raise EvalInvalid(f"repeat: a whole number from 1 to {REPEAT_MAX}.", field="repeat")
     return value
+
+
+JUDGE_HIDDEN = "judge no longer visible"
+TESTSET_HIDDEN = "test set no longer visible"
+
+
+def _judge_version(*, actor: User, spec: GraderSpec) -> PromptVersion:
+    """The llm-judge's version if `actor` may still read it; SourceHidden otherwise."""
+    from playground.selectors import version_get_for_user
+
+    from .exceptions import NotFound
+
+    try:
+        return version_get_for_user(user=actor, version_id=spec.options["judge_version"])
+    except NotFound:
+        raise SourceHidden(JUDGE_HIDDEN) from None
+
+
+def sources_visible_check(*, evaluation: Evaluation) -> None:
+    """SourceHidden unless the evaluation's author may still read its prompt (and so the test
+    set and versions) and every judge: checked as each cell runs, so a revoked grant stops
+    the cells still to run."""
+    from playground.selectors import prompt_access_get_for_user
+
+    from .exceptions import NotFound
+
+    author = evaluation.created_by
+    try:
+        prompt_access_get_for_user(
+            user=author, prompt_id=evaluation.prompt_id, min_role=Role.VIEWER
+        )
+    except NotFound:
+        raise SourceHidden(TESTSET_HIDDEN) from None
+    for body in evaluation.graders:
+        spec = grader_spec_load(body)
+        if spec.type == "llm-judge":
+            _judge_version(actor=author, spec=spec)
 
 
 def _judges_check(*, actor: User, specs: list[GraderSpec]) -> None:
@@ -422,7 +543,7 @@ def evaluation_create(
     specs = grader_specs_parse(graders, extra={**_extra_parsers, **(extra_graders or {})})
     _judges_check(actor=actor, specs=specs)
     times = _repeat_parse(repeat)
-    rows = list(revision.rows.all())
+    rows = list(revision.rows.order_by("position"))  # positions and content ids only
     if not rows:
         raise EvalInvalid("testset: the revision has no rows.", field="testset")
     total = len(rows) * len(targets) * times
@@ -432,11 +553,18 @@ def evaluation_create(
             field="versions",
         )
     contents = {t.version.pk: version_content(version=t.version) for t in targets}
+    values = {
+        pk: row_values(
+            content_ids={r.content_id for r in rows}, names=content.get("variables") or {}
+        )
+        for pk, content in contents.items()
+    }
     for target in targets:
         content = contents[target.version.pk]
         for row in rows:
+            given = values[target.version.pk].get(row.content_id, {})
             try:
-                run_variables_resolve(content=content, given=_row_variables(content, row))
+                run_variables_resolve(content=content, given=given)
             except ContentInvalid as error:
                 raise EvalInvalid(
                     f"rows.{row.position - 1}: for v{target.version.number}, {error.message}",
@@ -645,6 +773,11 @@ def cell_execute(*, cell_id: int) -> str:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED)
         return CellStatus.CANCELLED
     try:
+        sources_visible_check(evaluation=evaluation)
+    except SourceHidden as error:
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+        return CellStatus.ERROR
+    try:
         # The claim and the run's creation commit together (one commit, not four): a worker
         # that dies in between leaves the cell queued, with no run, for the next delivery.
         with transaction.atomic():
@@ -675,8 +808,10 @@ def cell_execute(*, cell_id: int) -> str:
 
 def cell_grade(*, cell_id: int) -> str:
     """Grade a cell whose run has finished (a no-op otherwise); returns the cell's status."""
-    cell = EvalCell.objects.select_related("evaluation", "row", "target__version", "run").get(
-        pk=cell_id
+    cell = (
+        EvalCell.objects.select_related("evaluation", "row__content", "target__version", "run")
+        .defer("row__content__variables", "row__content__graders")
+        .get(pk=cell_id)
     )
     run = cell.run
     if cell.status in EvalCell.FINISHED:
@@ -694,12 +829,15 @@ def cell_grade(*, cell_id: int) -> str:
         tool_calls=list(run.tool_calls or []),
         latency_ms=run_timings(run=run).total_ms,
         output_tokens=run.output_tokens,
-        expected=cell.row.expected,
+        expected=cell.row.content.expected,
         response_format=cell.target.version.response_format,
         variables=dict(run.variables or {}),
     )
     try:
         grades = cell_grades(cell=cell, outcome=outcome)
+    except SourceHidden as error:
+        _cell_close(cell.pk, cell.evaluation_id, status=CellStatus.ERROR, error=error.message)
+        return CellStatus.ERROR
     except SoftTimeLimitExceeded:
         raise  # the cell task closes the cell with the time limit's reason
     except Exception as error:
@@ -774,9 +912,13 @@ def grader_register(
     grade_fn: Callable[[GraderSpec, CellOutcome], Grade],
     parse_fn: Callable[..., GraderSpec] | None = None,
     label: str = "",
+    reason_visible: Callable[[Viewer, str], bool] | None = None,
 ) -> None:
     """Add a grader type (`label`: what the evaluation form says of it; it takes no options
-    there)."""
+    there). With `reason_visible(reader, secret)`, the type's reasons are shown only to readers
+    it allows (given the grade's `secret`); everyone else sees the score alone."""
+    if reason_visible is not None:
+        grade_reason_guard_register(type=type, may_read=reason_visible)
     _extra_graders[type] = grade_fn
     if parse_fn is not None:
         _extra_parsers[type] = parse_fn
@@ -805,7 +947,9 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
     grader) with `rubric`, `output`, `expected` and `input` for whichever of those it declares."""
 
     def judge(spec: GraderSpec, outcome: CellOutcome) -> JudgeVerdict:
-        version = PromptVersion.objects.get(pk=spec.options["judge_version"])
+        # Read through the author's access now, not at creation: a revoked grant stops the
+        # next judge call (docs/evals.md, Graders).
+        version = _judge_version(actor=cell.evaluation.created_by, spec=spec)
         content = version_content(version=version)
         offered = {
             "rubric": spec.value or "",

@@ -7,12 +7,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -32,10 +33,9 @@ from .selectors import (
     CellResult,
     evaluation_get_for_user,
     evaluation_list_for_prompt,
-    evaluation_results,
+    evaluation_results_stream,
     testset_get_for_user,
     testset_list_for_prompt,
-    testset_rows,
 )
 from .services import (
     RowInput,
@@ -239,16 +239,13 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
             upload = request.FILES.get("file")
             if upload is None:
                 raise DomainError("Choose a CSV or JSONL file to import.", field="file")
-            imported = testset_import_file(upload=upload)
-            kept = [
-                RowInput(variables=r.variables, expected=r.expected, note=r.note)
-                for r in testset_rows(revision=access.revision)
-            ]
-            rows = kept + imported
-            message = f"Imported {len(imported)} rows from {upload.name}"
+            rows = testset_import_file(upload=upload)
+            message = f"Imported {len(rows)} rows from {upload.name}"
+            append = True  # the kept rows are pointed at, not read and stored again
         else:
             rows = testset_rows_parse(_rows_from_form(request.POST))
             message = request.POST.get("message", "")
+            append = False
         revision = testset_revise(
             actor=request_actor(request),
             testset=access.testset,
@@ -256,6 +253,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
             rows=rows,
             message=message[:500],
             based_on=access.revision.number,
+            append=append,
         )
     except Forbidden as error:
         raise PermissionDenied(error.message) from None
@@ -282,14 +280,13 @@ def _row_save(request: HttpRequest, run_access: RunAccess, row: RowInput) -> Tes
     access = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
     if access.testset.prompt_id != prompt.pk:
         raise NotFound
-    rows = testset_rows(revision=access.revision)
-    kept = [RowInput(r.variables, r.expected, r.note) for r in rows]
     return testset_revise(
         actor=request_actor(request),
         testset=access.testset,
         role=access.role,
-        rows=kept + [row],
+        rows=[row],
         message=f"Added run #{run.pk}",
+        append=True,
     )
 
 
@@ -348,6 +345,7 @@ def evaluation_view(request: HttpRequest, evaluation_id: int) -> HttpResponse:
     page_number = request.GET.get("page", "1")
     page = evaluation_page_build(
         evaluation=access.evaluation,
+        user=request.user,
         user_id=request_actor(request).pk,
         shown_filter=shown if shown in FILTERS else "all",
         page=int(page_number) if page_number.isdigit() else 1,
@@ -411,24 +409,44 @@ def _csv_row(r: CellResult) -> list[Any]:
     ]
 
 
+def _csv_lines(results: Iterator[CellResult]) -> Iterator[str]:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for result in results:
+        writer.writerow(csv_row(_csv_row(result)))
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
+
+
+def _json_lines(results: Iterator[CellResult]) -> Iterator[str]:
+    yield "["
+    first = True
+    for result in results:
+        yield ("\n" if first else ",\n") + json.dumps(result.as_json(), ensure_ascii=False)
+        first = False
+    yield "\n]\n"
+
+
 @login_required
-def evaluation_export_view(request: HttpRequest, evaluation_id: int, fmt: str) -> HttpResponse:
-    """Every cell with its output and grades, as CSV or JSON (bounded by EVAL_CELLS_MAX)."""
+def evaluation_export_view(
+    request: HttpRequest, evaluation_id: int, fmt: str
+) -> StreamingHttpResponse:
+    """Every cell with its output and grades, as CSV or JSON, streamed from one cursor a chunk
+    of cells at a time (evals.selectors.evaluation_results_stream): a worker holds a chunk,
+    never the whole matrix."""
     if fmt not in ("csv", "json"):
         raise Http404
     access = _evaluation(request, evaluation_id)
-    results, _ = evaluation_results(
-        evaluation=access.evaluation, offset=0, limit=access.evaluation.cells_total
-    )
+    results = evaluation_results_stream(evaluation=access.evaluation, reader=request.user)
     if fmt == "json":
-        body = json.dumps([r.as_json() for r in results], ensure_ascii=False, indent=1)
-        response = HttpResponse(body, content_type="application/json")
+        response = StreamingHttpResponse(_json_lines(results), content_type="application/json")
     else:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(CSV_COLUMNS)
-        writer.writerows(csv_row(_csv_row(r)) for r in results)
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(
+            _csv_lines(results), content_type="text/csv; charset=utf-8"
+        )
     name = f"evaluation-{evaluation_id}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -185,6 +185,17 @@ def scorecard_get_for_user(*, user: Viewer, review_id: object) -> ScorecardPage:
     )
 
 
+def answer_key_readable(*, user: Viewer, doc_id: int) -> bool:
+    """Whether `user` may learn anything of the document's key: the reviewer of a submitted
+    review of it, as `scorecard_get_for_user` answers (docs/design.md, Answer keys stay secret
+    until submit)."""
+    if not user.is_authenticated:
+        return False
+    return Review.objects.filter(
+        reviewer_id=user.pk, status=Review.Status.SUBMITTED, revision__doc_id=doc_id
+    ).exists()
+
+
 def mock_review_list_for_user(*, user: Viewer) -> QuerySet[TimedReview]:
     if not user.is_authenticated:
         return TimedReview.objects.none()

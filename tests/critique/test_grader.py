@@ -51,7 +51,7 @@ def test_an_evaluation_over_the_six_documents(
 ):
     evaluation = _evaluate(django_capture_on_commit_callbacks)
     assert evaluation.status == "done"
-    cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row"))
+    cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row__content"))
     assert len(cells) == 6
     for cell in cells:
         assert cell.status == "graded", cell.error
@@ -59,7 +59,7 @@ def test_an_evaluation_over_the_six_documents(
         assert grade["type"] == "answer-key"
         assert 0 < grade["score"] < 1
         assert "found" in grade["reason"] and "led with the worst" in grade["reason"]
-        assert cell.row.note in grade["reason"]  # the document's title
+        assert cell.row.content.note in grade["reason"]  # the document's title
     reasons = " ".join(c.grades[0]["reason"] for c in cells)
     assert "constraint traps fallen into 1" in reasons  # the inference server's batching fix
     assert "led with the worst: no" in reasons  # the inference server again
@@ -80,8 +80,8 @@ def test_the_grader_scores_like_the_scorecard_of_the_accepted_suggestions(
     evaluation = _evaluate(django_capture_on_commit_callbacks)
     cell = next(
         c
-        for c in EvalCell.objects.filter(evaluation=evaluation).select_related("row")
-        if c.row.note.startswith("Layered YAML")
+        for c in EvalCell.objects.filter(evaluation=evaluation).select_related("row__content")
+        if c.row.content.note.startswith("Layered YAML")
     )
     review = practice_review("ida")
     with django_capture_on_commit_callbacks(execute=True):

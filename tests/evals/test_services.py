@@ -241,3 +241,99 @@ def test_a_stalled_evaluation_is_handed_to_workers_again(owner, inline_runs, set
     assert Run.objects.filter(eval_cell__evaluation=stalled).count() == 3
     assert Evaluation.objects.get(pk=fresh.pk).cells_done == 0
     assert eval_services.evaluations_redispatch_stalled() == []
+
+
+def _echo_judge(judge_owner):
+    """A judge on the echo provider whose reply carries a verdict (echo quotes the user turn)."""
+    return make_prompt(
+        judge_owner,
+        title="Judge",
+        provider="echo",
+        model="echo-1",
+        messages=[{"role": "user", "content": '{"score": 1, "reason": "fine"}'}],
+        variables={},
+    )
+
+
+def test_a_revoked_judge_grant_stops_the_judge_calls(owner, inline_runs):
+    """The judge's visibility is read as each cell runs: after the grant is revoked, the cells
+    still to run end `error` ("judge no longer visible") and no judge run is made."""
+    from playground.services import grant_revoke, grant_set
+
+    judge_owner = make_user("judge-owner")
+    judge_prompt, judge = _echo_judge(judge_owner)
+    grant_set(actor=judge_owner, prompt=judge_prompt, username=owner.username, role="viewer")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    rows = [{"variables": {"design": f"design {n}"}} for n in range(3)]
+    evaluation = _evaluation(
+        owner,
+        prompt,
+        [version],
+        [{"type": "llm-judge", "rubric": "r", "judge_version": judge.pk}],
+        rows=rows,
+    )
+    first, *rest = EvalCell.objects.filter(evaluation=evaluation).order_by("pk")
+    assert cell_execute(cell_id=first.pk) == "graded"
+    assert Run.objects.filter(version=judge).count() == 1
+
+    grant_revoke(actor=judge_owner, prompt=judge_prompt, username=owner.username)
+    for cell in rest:
+        assert cell_execute(cell_id=cell.pk) == "error"
+        cell.refresh_from_db()
+        assert cell.error == "judge no longer visible"
+    assert Run.objects.filter(version=judge).count() == 1  # no judge call after the revocation
+    evaluation.refresh_from_db()
+    assert (evaluation.status, evaluation.cells_done) == ("done", 3)
+
+
+def test_a_judge_revoked_while_a_cell_runs_is_not_called(owner, inline_runs):
+    """Revoked between a cell's own run and its grading: the cell errors before the judge."""
+    from playground.services import grant_revoke, grant_set
+
+    judge_owner = make_user("judge-owner")
+    judge_prompt, judge = _echo_judge(judge_owner)
+    grant_set(actor=judge_owner, prompt=judge_prompt, username=owner.username, role="viewer")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    evaluation = _evaluation(
+        owner, prompt, [version], [{"type": "llm-judge", "rubric": "r", "judge_version": judge.pk}]
+    )
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    EvalCell.objects.filter(pk=cell.pk).update(status="running")
+    run = eval_services._cell_run(
+        EvalCell.objects.select_related("target__version").get(pk=cell.pk)
+    )
+    from playground.runs.services import run_execute
+
+    run_execute(run_id=run)
+    grant_revoke(actor=judge_owner, prompt=judge_prompt, username=owner.username)
+    assert eval_services.cell_grade(cell_id=cell.pk) == "error"
+    assert EvalCell.objects.get(pk=cell.pk).error == "judge no longer visible"
+    assert not Run.objects.filter(version=judge).exists()
+
+
+def test_an_author_who_lost_the_prompt_runs_no_more_cells(owner, inline_runs):
+    from playground.services import grant_revoke, grant_set
+
+    editor = make_user("editor")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
+    revision = eval_services.testset_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        name="t",
+        rows=eval_services.testset_rows_parse(ROWS),
+    )
+    evaluation = evaluation_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        revision=revision,
+        versions=[version.pk],
+        graders=[{"type": "json-valid"}],
+    )
+    grant_revoke(actor=owner, prompt=prompt, username=editor.username)
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    assert cell_execute(cell_id=cell.pk) == "error"
+    cell.refresh_from_db()
+    assert (cell.error, cell.run_id) == ("test set no longer visible", None)

@@ -9,6 +9,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from evals import selectors as eval_selectors
 from evals.models import EvalCell, Evaluation, TestSetRevision
 from playground.models import Run
 from playground.runs.services import run_create, run_execute
@@ -77,7 +78,9 @@ def test_table_editor_saves_a_new_revision_and_leaves_blank_rows_out(logged_in, 
     assert response.status_code == 302
     latest = TestSetRevision.objects.filter(testset_id=testset).order_by("-number").first()
     assert latest.number == 2
-    assert [(r.variables, r.expected, r.note) for r in latest.rows.order_by("position")] == [
+    assert [
+        (r.variables, r.expected, r.note) for r in eval_selectors.testset_rows(revision=latest)
+    ] == [
         ({"design": "a cache"}, "cache", ""),
         ({"design": "a queue"}, "queue", "added in the table"),
     ]
@@ -126,6 +129,11 @@ def test_start_an_evaluation_from_the_form_and_read_the_matrix(logged_in, echo, 
     assert "50%" in progress
 
 
+def _body(response) -> str:
+    """An export's text: exports are streamed."""
+    return b"".join(response.streaming_content).decode()
+
+
 def test_exports_hold_every_cell(logged_in, echo, inline):
     prompt, v1, _ = echo
     testset = _new_testset(
@@ -139,14 +147,10 @@ def test_exports_hold_every_cell(logged_in, echo, inline):
     from evals.services import evaluation_dispatch
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
-    rows = list(
-        csv.reader(
-            io.StringIO(logged_in.get(f"/evals/{evaluation.pk}/export.csv").content.decode())
-        )
-    )
+    rows = list(csv.reader(io.StringIO(_body(logged_in.get(f"/evals/{evaluation.pk}/export.csv")))))
     assert rows[0][:3] == ["row", "version", "provider"]
     assert len(rows) == 3
-    cells = json.loads(logged_in.get(f"/evals/{evaluation.pk}/export.json").content)
+    cells = json.loads(_body(logged_in.get(f"/evals/{evaluation.pk}/export.json")))
     assert [c["passed"] for c in cells] == [True, False]
     assert logged_in.get(f"/evals/{evaluation.pk}/export.xml").status_code == 404
 
@@ -158,7 +162,7 @@ def test_save_a_run_as_a_test_case(logged_in, owner, echo, inline):
     response = logged_in.post(f"/evals/from-run/{run.pk}/", {"testset": "new", "name": "from runs"})
     assert response.status_code == 302
     revision = TestSetRevision.objects.get()
-    row = revision.rows.get()
+    [row] = eval_selectors.testset_rows(revision=revision)
     assert row.variables == {"design": "a ledger"}
     assert row.expected == Run.objects.get(pk=run.pk).output
     again = logged_in.post(f"/evals/from-run/{run.pk}/", {"testset": revision.testset_id})

@@ -112,7 +112,7 @@ def _mid_call(evaluation: Evaluation, graded_at_least: int) -> Run | None:
 
 
 def _designs(cells) -> dict[int, str]:
-    return {cell.pk: cell.row.variables["design"][-2:] for cell in cells}
+    return {cell.pk: cell.row.content.variables["design"][-2:] for cell in cells}
 
 
 def _requests_by_design(server) -> Counter[str]:
@@ -154,7 +154,7 @@ def test_a_worker_killed_mid_evaluation_loses_no_cell_and_sends_no_call_twice(
             _wait(finished, "the evaluation to finish")
 
     evaluation.refresh_from_db()
-    cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row"))
+    cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row__content"))
     assert evaluation.status == "done"
     assert evaluation.cells_done == evaluation.cells_total == rows == len(cells)
     designs = _designs(cells)
@@ -195,7 +195,9 @@ def test_cancel_stops_new_provider_calls_within_a_second(provider_server, settin
     late = [round(r.at - answered, 3) for r in provider_server.requests if r.at > answered + 1.0]
     assert late == [], f"calls started this many seconds after the cancel: {late}"
     evaluation.refresh_from_db()
-    cells = list(EvalCell.objects.filter(evaluation=evaluation).select_related("row", "run"))
+    cells = list(
+        EvalCell.objects.filter(evaluation=evaluation).select_related("row__content", "run")
+    )
     assert evaluation.status == "cancelled"
     assert evaluation.cells_done == evaluation.cells_total == rows
     sent = _requests_by_design(provider_server)

@@ -82,7 +82,10 @@ class Command(BaseCommand):
             f"evaluation {evaluation.pk}: {evaluation.status} in {seconds:.1f} s"
             f" ({evaluation.cells_total} cells)"
         )
-        cells, _ = evaluation_results(evaluation=evaluation, limit=evaluation.cells_total)
+        # reader=None: the operator's own command reads every reason.
+        cells, _ = evaluation_results(
+            evaluation=evaluation, reader=None, limit=evaluation.cells_total
+        )
         for cell in cells:
             reason = next((g["reason"] for g in cell.grades if g["type"] == "answer-key"), "")
             score = "—" if cell.score is None else f"{cell.score:.2f}"
