@@ -219,6 +219,7 @@ class PromptEvalsPage:
     evaluations: list[Evaluation]
     versions: list[PromptVersion]
     chosen_version: int | None
+    judge_prompts: list[Prompt]  # prompts the user can read, for the LLM judge
     can_edit: bool
     providers: tuple[str, ...]
     grader_types: tuple[str, ...]

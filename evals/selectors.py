@@ -226,6 +226,7 @@ class CellResult:
     expected: str
     target_id: int
     version_id: int
+    version_number: int  # what pages call the version (v9); `version_id` is its database id
     provider: str
     model: str
     repeat_index: int
@@ -245,6 +246,7 @@ class CellResult:
             "cell": self.cell_id,
             "row": self.row_position,
             "version": self.version_id,
+            "version_number": self.version_number,
             "provider": self.provider,
             "model": self.model,
             "repeat": self.repeat_index,
@@ -260,6 +262,20 @@ class CellResult:
             "output_tokens": self.output_tokens,
         }
 
+    def export_json(self) -> dict[str, Any]:
+        """A cell as the JSON download writes it: `version` as pages name it ("v9"), the
+        database id beside it as `version_id` (the API's `version` stays the id)."""
+        body = self.as_json()
+        del body["version_number"]
+        body["version"] = f"v{self.version_number}"
+        return {
+            "cell": body.pop("cell"),
+            "row": body.pop("row"),
+            "version": body.pop("version"),
+            "version_id": self.version_id,
+            **body,
+        }
+
 
 def evaluation_results(
     *, evaluation: Evaluation, offset: int = 0, limit: int = 100, only_failures: bool = False
@@ -269,7 +285,7 @@ def evaluation_results(
     if only_failures:
         cells = cells.exclude(status=EvalCell.Status.GRADED, passed=True)
     total = cells.count()
-    page = cells.select_related("row", "target", "run").order_by(
+    page = cells.select_related("row", "target__version", "run").order_by(
         "row__position", "target__position", "repeat_index"
     )[offset : offset + limit]
     results = []
@@ -283,6 +299,7 @@ def evaluation_results(
                 expected=cell.row.expected,
                 target_id=cell.target_id,
                 version_id=cell.target.version_id,
+                version_number=cell.target.version.number,
                 provider=cell.target.provider,
                 model=cell.target.model,
                 repeat_index=cell.repeat_index,
