@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from playground.diffing import words_diff
+from playground.diffing import inline_words_diff
 from playground.models import Prompt, PromptVersion, Role
 
 from .models import EvalCell, Evaluation, TestCase, TestSet, TestSetRevision
@@ -178,7 +178,7 @@ def evaluation_page_build(
         if compare is not None:
             a, b = (per_column[i] if i < len(per_column) else [] for i in compare)
             if a and b:
-                diff = words_diff(a[0].output, b[0].output)
+                diff = inline_words_diff(a[0].output, b[0].output)
         matrix.append(
             MatrixRow(
                 position=row.position,
