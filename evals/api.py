@@ -424,7 +424,10 @@ class ResultSerializer(serializers.Serializer[dict[str, Any]]):
     row = serializers.IntegerField(
         help_text="The row's position in the test-set revision (1-based)."
     )
-    version = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="The version's id.")
+    version_number = serializers.IntegerField(
+        help_text="The version's number in its prompt (v1, v2, …), as pages show it."
+    )
     provider = serializers.CharField()
     model = serializers.CharField()
     repeat = serializers.IntegerField()

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models.functions import Substr
 
 from common.auth import Viewer
-from playground.diffing import words_diff
+from playground.diffing import inline_words_diff
 from playground.models import Prompt, PromptVersion, Role
 
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
@@ -245,7 +245,7 @@ def evaluation_page_build(
         if compare is not None:
             a, b = (per_column[i] if i < len(per_column) else [] for i in compare)
             if a and b:
-                diff = words_diff(a[0].output, b[0].output)
+                diff = inline_words_diff(a[0].output, b[0].output)
         matrix.append(
             MatrixRow(
                 position=position,
@@ -288,6 +288,7 @@ class PromptEvalsPage:
     evaluations: list[Evaluation]
     versions: list[PromptVersion]
     chosen_version: int | None
+    judge_prompts: list[Prompt]  # prompts the user can read, for the LLM judge
     can_edit: bool
     providers: tuple[str, ...]
     grader_types: tuple[str, ...]

@@ -323,6 +323,7 @@ class CellResult:
     row_variables: dict[str, str]  # only the names the caller asked for
     target_id: int
     version_id: int
+    version_number: int  # what pages call the version (v9); `version_id` is its database id
     provider: str
     model: str
     repeat_index: int
@@ -342,6 +343,7 @@ class CellResult:
             "cell": self.cell_id,
             "row": self.row_position,
             "version": self.version_id,
+            "version_number": self.version_number,
             "provider": self.provider,
             "model": self.model,
             "repeat": self.repeat_index,
@@ -357,6 +359,20 @@ class CellResult:
             "output_tokens": self.output_tokens,
         }
 
+    def export_json(self) -> dict[str, Any]:
+        """A cell as the JSON download writes it: `version` as pages name it ("v9"), the
+        database id beside it as `version_id` (the API's `version` stays the id)."""
+        body = self.as_json()
+        del body["version_number"]
+        body["version"] = f"v{self.version_number}"
+        return {
+            "cell": body.pop("cell"),
+            "row": body.pop("row"),
+            "version": body.pop("version"),
+            "version_id": self.version_id,
+            **body,
+        }
+
 
 # The columns a result reads, by name: never a whole row of the test set (its variables may
 # hold megabytes no version declares) nor a whole run.
@@ -365,6 +381,7 @@ _RESULT_COLUMNS = (
     "row__position",
     "target_id",
     "target__version_id",
+    "target__version__number",
     "target__provider",
     "target__model",
     "repeat_index",
@@ -411,6 +428,7 @@ def _result(item: dict[str, Any], names: list[str], reader: GradeReader) -> Cell
         },
         target_id=item["target_id"],
         version_id=item["target__version_id"],
+        version_number=item["target__version__number"],
         provider=item["target__provider"],
         model=item["target__model"],
         repeat_index=item["repeat_index"],

@@ -24,7 +24,13 @@ from common.exceptions import DomainError, Forbidden
 from playground.content import PROVIDERS
 from playground.models import Role
 from playground.runs.selectors import RunAccess, run_get_for_user
-from playground.selectors import prompt_access_get_for_user, version_content
+from playground.selectors import (
+    prompt_access_get_for_user,
+    prompt_list_visible,
+    version_content,
+    version_id_by_number_for_user,
+    version_in_prompt,
+)
 
 from .exceptions import NotFound
 from .models import TestSetRevision
@@ -76,7 +82,7 @@ def _evaluation(request: HttpRequest, evaluation_id: int) -> Any:
 # --- a prompt's evaluations -------------------------------------------------------------------
 
 
-def _graders_from_form(post: Any) -> list[dict[str, Any]]:
+def _graders_from_form(user: Any, post: Any) -> list[dict[str, Any]]:
     """The grader builder's fields → grader specs (blank fields add nothing)."""
     graders: list[dict[str, Any]] = [
         {"type": kind}
@@ -102,7 +108,7 @@ def _graders_from_form(post: Any) -> list[dict[str, Any]]:
             {
                 "type": "llm-judge",
                 "rubric": post["g_judge_rubric"],
-                "judge_version": _number(post.get("g_judge_version", ""), "judge version"),
+                "judge_version": _judge_version(user, post),
             }
         )
     return graders
@@ -113,6 +119,37 @@ def _number(raw: str, what: str) -> Any:
         return int(raw)
     except ValueError:
         raise DomainError(f"{what}: a whole number.", field=what) from None
+
+
+def _chosen_version(prompt: Any, given: str | None) -> int | None:
+    """The id of the version `?v=` names: `v9` by its number (what links carry), a bare
+    integer by its id (older links); None for none or one not in this prompt."""
+    if not given:
+        return None
+    try:
+        return version_in_prompt(prompt=prompt, version_id=given).pk
+    except NotFound:
+        return None
+
+
+def _judge_version(user: Any, post: Any) -> int:
+    """The judge's version id from the form's prompt and version number ("3" or "v3")."""
+    raw = post.get("g_judge_number", "").strip()
+    number = raw[1:] if raw[:1] in ("v", "V") else raw
+    if not number.isdigit():
+        raise DomainError(
+            "judge version: the version number of the judge prompt (3 or v3).",
+            field="judge version",
+        )
+    try:
+        return version_id_by_number_for_user(
+            user=user, prompt_id=post.get("g_judge_prompt", ""), number=number
+        )
+    except NotFound:
+        raise DomainError(
+            f"judge version: the judge prompt has no v{int(number)} you can read.",
+            field="judge version",
+        ) from None
 
 
 def _models_from_form(post: Any) -> list[dict[str, str]]:
@@ -130,14 +167,14 @@ def prompt_evals_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     prompt = access.prompt
     if request.method == "POST":
         return _prompt_evals_post(request, access)
-    chosen = request.GET.get("v")
     page = PromptEvalsPage(
         prompt=prompt,
         role=access.role,
         testsets=list(testset_list_for_prompt(prompt_id=prompt.pk)[:50]),
         evaluations=evaluation_list_for_prompt(prompt_id=prompt.pk),
         versions=list(prompt.versions.order_by("-number")[:50]),
-        chosen_version=int(chosen) if chosen and chosen.isdigit() else None,
+        chosen_version=_chosen_version(prompt, request.GET.get("v")),
+        judge_prompts=list(prompt_list_visible(user=request.user).order_by("title")[:50]),
         can_edit=access.role in (Role.OWNER, Role.EDITOR),
         providers=tuple(PROVIDERS),
         grader_types=grader_types(),
@@ -173,7 +210,7 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
             revision=testset.revision,
             versions=sorted(int(v) for v in request.POST.getlist("versions") if v.isdigit()),
             models=_models_from_form(request.POST),
-            graders=_graders_from_form(request.POST),
+            graders=_graders_from_form(request.user, request.POST),
             repeat=_number(request.POST.get("repeat") or "1", "repeat"),
         )
     except NotFound:
@@ -375,7 +412,8 @@ def evaluation_cancel_view(request: HttpRequest, evaluation_id: int) -> HttpResp
 
 CSV_COLUMNS = (
     "row",
-    "version",
+    "version",  # as pages name it (v9); the database id is `version_id`
+    "version_id",
     "provider",
     "model",
     "repeat",
@@ -395,6 +433,7 @@ def _csv_row(r: CellResult) -> list[Any]:
     )
     return [
         r.row_position,
+        f"v{r.version_number}",
         r.version_id,
         r.provider,
         r.model,
@@ -425,7 +464,7 @@ def _json_lines(results: Iterator[CellResult]) -> Iterator[str]:
     yield "["
     first = True
     for result in results:
-        yield ("\n" if first else ",\n") + json.dumps(result.as_json(), ensure_ascii=False)
+        yield ("\n" if first else ",\n") + json.dumps(result.export_json(), ensure_ascii=False)
         first = False
     yield "\n]\n"
 

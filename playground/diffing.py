@@ -167,6 +167,32 @@ def words_diff(
     return _tokens_diff(old, new, budget)
 
 
+# Not an edit: the space an inline word diff shows between a deletion and the insertion that
+# replaces it (`inline_words_diff`).
+DIFF_GAP = 2
+
+
+def inline_words_diff(
+    before: str, after: str, *, budget: DiffBudget | None = None
+) -> list[tuple[int, str]]:
+    """A word diff to read inline, deletions and insertions in one text (two runs' outputs,
+    two evaluation columns): `words_diff` with a gap run `(DIFF_GAP, " ")` between a deletion
+    and an insertion side by side when neither has a space at that edge, so "turn" →
+    "turns" reads "turn turns" and "22" → "16" reads "22 16", never "turnturns" or "2216"."""
+    runs: list[tuple[int, str]] = []
+    for op, text in words_diff(before, after, budget=budget):
+        if (
+            op in (-1, 1)
+            and runs
+            and runs[-1][0] == -op
+            and not runs[-1][1][-1:].isspace()
+            and not text[:1].isspace()
+        ):
+            runs.append((DIFF_GAP, " "))
+        runs.append((op, text))
+    return runs
+
+
 def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
     """How many lines `a` and `b` share at their start, and then at their end."""
     size = min(len(a), len(b))

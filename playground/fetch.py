@@ -227,7 +227,7 @@ def version_etag(
         cut_at,
     ]
     digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
-    return f'"v{version_id}-{digest}"'
+    return f'"v{number}-{digest}"'  # the number pages show; the id is in the digest
 
 
 @dataclass(frozen=True)

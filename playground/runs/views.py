@@ -20,7 +20,7 @@ from common.auth import request_actor
 from common.exceptions import Conflict, Forbidden
 
 from ..content import PROVIDERS
-from ..diffing import words_diff
+from ..diffing import inline_words_diff
 from ..exceptions import NotFound, PlaygroundError
 from ..models import Prompt, PromptVersion, Role, Run
 from ..pages import version_url
@@ -253,7 +253,7 @@ def compare_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             variables.update(card.run.variables)
     diff = None
     if a.card and b.card and a.card.finished and b.card.finished:
-        diff = words_diff(a.card.run.output, b.card.run.output)
+        diff = inline_words_diff(a.card.run.output, b.card.run.output)
     return render(
         request,
         "playground/compare.html",
@@ -309,4 +309,4 @@ def compare_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
         if access.run.version.prompt_id != prompt.pk:
             raise Http404
         outputs.append(access.run.output)
-    return render(request, "playground/_compare_diff.html", {"diff": words_diff(*outputs)})
+    return render(request, "playground/_compare_diff.html", {"diff": inline_words_diff(*outputs)})

@@ -15,8 +15,12 @@ Matching a planted item (offsets are into the reviewed revision's Markdown sourc
   passage;
 - `constraint-trap`: found by an annotation in the item's area overlapping the passage that
   works inside the pinned constraint — kind `constraint`, or any kind naming the constraint.
-  An `alternative` on the passage (any area) that does not name the constraint proposes the
-  constraint-breaking fix: the reviewer fell into the trap, and the scorecard says so.
+  A note names it by linking it (the form offers the link for every kind) or by saying in one
+  sentence that it keeps the constraint's subject ("… without touching generate_batch",
+  "generate_batch stays as it is": a code-like term of the constraint and a keeping word,
+  `note_names_constraint`). An `alternative` on the passage (any area) that does neither
+  proposes the constraint-breaking fix: the reviewer fell into the trap, and the scorecard
+  says so.
 
 Filed under another area: an annotation that would find a `risk`, `already-considered` or
 `constraint-trap` item — right passage, right kind — but sits in another checklist area is
@@ -31,6 +35,7 @@ so a misfiled risk still counts as that risk there.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 AREAS = (
@@ -188,28 +193,59 @@ def quote_span(text: str, quote: str) -> Span | None:
     return None if at < 0 else (at, at + len(quote))
 
 
-def _falls_into_trap(item: KeyItem, note: Note) -> bool:
+# A constraint's subject: its code-like terms (`generate_batch`, `/s/{token}`).
+_SUBJECT = re.compile(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|/[A-Za-z0-9_/{}.-]+")
+# Words saying a fix leaves that subject as it is.
+_KEEPS = re.compile(
+    r"\b(?:without (?:touching|changing|modifying|altering|replacing)|within|inside|"
+    r"keeps?|keeping|kept|stays?|staying|untouched|unchanged|as (?:it )?is|"
+    r"respects?|respecting)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
+
+
+def note_names_constraint(note: Note, constraints: tuple[str, ...] = ()) -> bool:
+    """Does this note name a pinned constraint: linked to it, or saying in one sentence that it
+    keeps the constraint's subject ("cap max_tokens per bucket … without touching
+    generate_batch")? A constraint with no code-like term can only be linked."""
+    if note.constraint:
+        return True
+    subjects = {term for text in constraints for term in _SUBJECT.findall(text)}
+    if not subjects:
+        return False
+    for sentence in _SENTENCE_END.split(f"{note.body}\n{note.tradeoff}"):
+        if _KEEPS.search(sentence) and any(term in sentence for term in subjects):
+            return True
+    return False
+
+
+def _falls_into_trap(item: KeyItem, note: Note, constraints: tuple[str, ...] = ()) -> bool:
     return (
         item.kind == "constraint-trap"
         and note.kind == "alternative"
-        and not note.constraint
         and spans_overlap(item.span, note.span)
+        and not note_names_constraint(note, constraints)
     )
 
 
-def note_matches(item: KeyItem, note: Note) -> bool:
+def note_matches(item: KeyItem, note: Note, constraints: tuple[str, ...] = ()) -> bool:
     """Does this annotation find this planted item? (The rules are in the module docstring.)"""
     if note.area != item.area:
         return False
-    return _matches_ignoring_area(item, note)
+    return _matches_ignoring_area(item, note, constraints)
 
 
-def note_misfiled(item: KeyItem, note: Note) -> bool:
+def note_misfiled(item: KeyItem, note: Note, constraints: tuple[str, ...] = ()) -> bool:
     """Would this annotation find this passage item, were it filed under the item's area?"""
-    return note.area != item.area and item.kind != "missing" and _matches_ignoring_area(item, note)
+    return (
+        note.area != item.area
+        and item.kind != "missing"
+        and _matches_ignoring_area(item, note, constraints)
+    )
 
 
-def _matches_ignoring_area(item: KeyItem, note: Note) -> bool:
+def _matches_ignoring_area(item: KeyItem, note: Note, constraints: tuple[str, ...]) -> bool:
     if item.kind == "missing":
         return note.kind == "missing"
     if not spans_overlap(item.span, note.span):
@@ -219,14 +255,16 @@ def _matches_ignoring_area(item: KeyItem, note: Note) -> bool:
     if item.kind == "already-considered":
         return note.kind == "already-considered"
     if item.kind == "constraint-trap":
-        return note.kind == "constraint" or bool(note.constraint)
+        return note.kind == "constraint" or note_names_constraint(note, constraints)
     return False
 
 
-def item_score(item: KeyItem, notes: tuple[Note, ...]) -> ItemResult:
-    trapped = tuple(n.id for n in notes if _falls_into_trap(item, n))
-    matched = tuple(n.id for n in notes if note_matches(item, n))
-    misfiled = tuple(n for n in notes if note_misfiled(item, n))
+def item_score(
+    item: KeyItem, notes: tuple[Note, ...], constraints: tuple[str, ...] = ()
+) -> ItemResult:
+    trapped = tuple(n.id for n in notes if _falls_into_trap(item, n, constraints))
+    matched = tuple(n.id for n in notes if note_matches(item, n, constraints))
+    misfiled = tuple(n for n in notes if note_misfiled(item, n, constraints))
     return ItemResult(
         id=item.id,
         kind=item.kind,
@@ -304,7 +342,7 @@ def ranking_compare(
 def review_score(key: Key, submission: Submission) -> Scorecard:
     """The scorecard of one submitted review against the document's key."""
     notes = submission.notes
-    results = tuple(item_score(item, notes) for item in key.items)
+    results = tuple(item_score(item, notes, key.constraints) for item in key.items)
     ranking, disagreements = ranking_compare(key, notes)
     lead = ranking[0] if ranking else None
     trap_ids = {n for result in results for n in result.trapped_by}

@@ -269,6 +269,9 @@
       form.querySelectorAll("[data-kind-only]").forEach(function (field) {
         field.hidden = field.dataset.kindOnly !== kind.value;
       });
+      form.querySelectorAll("[data-kind-hide]").forEach(function (field) {
+        field.hidden = field.dataset.kindHide === kind.value;
+      });
     };
     kind.addEventListener("change", syncKind);
     syncKind();
@@ -294,7 +297,10 @@
         body: form.body.value,
       };
       if (kind.value === "alternative") payload.tradeoff = form.tradeoff.value;
-      if (kind.value === "constraint") payload.constraint = form.constraint.value;
+      // Any kind may name the pinned constraint it works inside; the "constraint" kind must.
+      if (form.constraint && (form.constraint.value || kind.value === "constraint")) {
+        payload.constraint = form.constraint.value;
+      }
       if (!whole) {
         payload.position = { start: captured.start, end: captured.end };
         payload.quote = { exact: source.slice(captured.start, captured.end).join("") };

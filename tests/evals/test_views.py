@@ -148,11 +148,76 @@ def test_exports_hold_every_cell(logged_in, echo, inline):
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
     rows = list(csv.reader(io.StringIO(_body(logged_in.get(f"/evals/{evaluation.pk}/export.csv")))))
-    assert rows[0][:3] == ["row", "version", "provider"]
+    assert rows[0][:4] == ["row", "version", "version_id", "provider"]
     assert len(rows) == 3
     cells = json.loads(_body(logged_in.get(f"/evals/{evaluation.pk}/export.json")))
     assert [c["passed"] for c in cells] == [True, False]
     assert logged_in.get(f"/evals/{evaluation.pk}/export.xml").status_code == 404
+
+
+@pytest.fixture
+def offset_ids(owner):
+    """A prompt whose version ids are not its numbers: throwaway versions go to another
+    prompt first, so v1 and v2 here have ids well past 2 (issue #33)."""
+    other, parent = make_prompt(owner, title="Throwaway", provider="echo", model="echo-1")
+    for n in range(6):
+        parent = save(owner, other, parent, system=f"throwaway {n}").version
+    prompt, v1 = make_prompt(owner, title="Offset", provider="echo", model="echo-1")
+    v2 = save(owner, prompt, v1, system="Be brief.", provider="echo", model="echo-1").version
+    assert (v1.number, v2.number) == (1, 2) and v1.pk > 2 and v2.pk > 2
+    return prompt, v1, v2
+
+
+def test_exports_name_versions_by_number_and_keep_the_id_apart(logged_in, offset_ids, inline):
+    prompt, _, v2 = offset_ids
+    testset = _new_testset(logged_in, prompt, b"design,expected\na cache,cache\n")
+    logged_in.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {"action": "evaluate", "testset": testset, "versions": [v2.pk], "g_expected": "contains"},
+    )
+    evaluation = Evaluation.objects.get()
+    from evals.services import evaluation_dispatch
+
+    evaluation_dispatch(evaluation_id=evaluation.pk)
+    text = logged_in.get(f"/evals/{evaluation.pk}/export.csv").content.decode()
+    header, row = list(csv.reader(io.StringIO(text)))
+    assert dict(zip(header, row, strict=True))["version"] == "v2"
+    assert dict(zip(header, row, strict=True))["version_id"] == str(v2.pk)
+    (cell,) = json.loads(logged_in.get(f"/evals/{evaluation.pk}/export.json").content)
+    assert (cell["version"], cell["version_id"]) == ("v2", v2.pk)
+
+
+def test_evaluate_against_preselects_by_number(logged_in, offset_ids):
+    prompt, v1, v2 = offset_ids
+    _new_testset(logged_in, prompt, b"design\na cache\n")
+    page = logged_in.get(f"/playground/p/{prompt.pk}/v1/").content.decode()
+    assert f"/evals/prompt/{prompt.pk}/?v=v1" in page
+    form = logged_in.get(f"/evals/prompt/{prompt.pk}/?v=v1").content.decode()
+    assert f'value="{v1.pk}" checked' in form and f'value="{v2.pk}" checked' not in form
+    # An older link by id still works; a number not in the prompt preselects the default.
+    assert (
+        f'value="{v1.pk}" checked'
+        in logged_in.get(f"/evals/prompt/{prompt.pk}/?v={v1.pk}").content.decode()
+    )
+
+
+def test_the_judge_is_named_by_prompt_and_version_number(logged_in, owner, offset_ids, inline):
+    prompt, v1, v2 = offset_ids
+    testset = _new_testset(logged_in, prompt, b"design\na cache\n")
+    form = logged_in.get(f"/evals/prompt/{prompt.pk}/").content.decode()
+    assert "version number" in form and "version id" not in form
+    base = {
+        "action": "evaluate",
+        "testset": testset,
+        "versions": [v1.pk],
+        "g_judge_rubric": "Names a risk",
+        "g_judge_prompt": prompt.pk,
+    }
+    refused = logged_in.post(f"/evals/prompt/{prompt.pk}/", {**base, "g_judge_number": "v9"})
+    assert refused.status_code == 302 and not Evaluation.objects.exists()
+    logged_in.post(f"/evals/prompt/{prompt.pk}/", {**base, "g_judge_number": "v2"})
+    (judge,) = [g for g in Evaluation.objects.get().graders if g["type"] == "llm-judge"]
+    assert judge["judge_version"] == v2.pk
 
 
 def test_save_a_run_as_a_test_case(logged_in, owner, echo, inline):

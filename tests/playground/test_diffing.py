@@ -1,4 +1,12 @@
-from playground.diffing import content_diff, diff_blocks, diff_expand, messages_align, text_diff
+from playground.diffing import (
+    DIFF_GAP,
+    content_diff,
+    diff_blocks,
+    diff_expand,
+    inline_words_diff,
+    messages_align,
+    text_diff,
+)
 from tests.playground.factories import BASE_CONTENT, content, long_text
 
 
@@ -65,3 +73,22 @@ def test_fold_keeps_context_around_changes_and_expands_by_range():
     everything = diff_expand(rows, start=top.start, end=top.end, direction="all")
     assert len(everything) == 1
     assert everything[0].count == 1997
+
+
+def _shown(runs: list[tuple[int, str]]) -> str:
+    """An inline diff as its text reads on the page (deletions and insertions both shown)."""
+    return "".join(text for _, text in runs)
+
+
+def test_an_inline_word_diff_keeps_a_space_between_a_word_and_its_replacement():
+    # Issue #33: "13 turnturns" and "2216 words" on the compare and evaluation pages.
+    runs = inline_words_diff("It took 13 turn", "It took 13 turns")
+    assert _shown(runs) == "It took 13 turn turns"
+    assert (DIFF_GAP, " ") in runs
+    assert _shown(inline_words_diff("22 words", "16 words")) == "22 16 words"
+    # Each side is still exact: the gap belongs to neither text.
+    before = "".join(t for op, t in runs if op in (0, -1))
+    after = "".join(t for op, t in runs if op in (0, 1))
+    assert (before, after) == ("It took 13 turn", "It took 13 turns")
+    # A change that already has its space gets no second one.
+    assert DIFF_GAP not in {op for op, _ in inline_words_diff("a b", "a  b")}

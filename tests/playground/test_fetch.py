@@ -48,7 +48,7 @@ def test_fetch_by_label_returns_the_labelled_version_like_the_version_api(owner,
     assert body["content"]["system"] == "First system prompt.\n"
     # The ETag names the representation (the version and its body), not the content alone.
     assert by_label.headers["ETag"] == by_id.headers["ETag"]
-    assert by_label.headers["ETag"].startswith(f'"v{v1.pk}-')
+    assert by_label.headers["ETag"].startswith(f'"v{v1.number}-')
     assert v1.content_hash not in by_label.headers["ETag"]
     assert by_label.headers["Cache-Control"] == "private, no-cache"
     assert by_label.content == by_id.content
@@ -66,7 +66,7 @@ def test_fetch_by_label_follows_the_label(owner, history):
     assert moved.status_code == 200
     assert moved.json()["id"] == v2.pk
     assert moved.json()["content"]["system"] == "Second system prompt.\n"
-    assert moved.headers["ETag"].startswith(f'"v{v2.pk}-')
+    assert moved.headers["ETag"].startswith(f'"v{v2.number}-')
 
 
 @pytest.mark.parametrize("kind", ["label", "id"])

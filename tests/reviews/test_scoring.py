@@ -175,6 +175,38 @@ def test_proposing_the_constraint_breaking_fix_is_reported():
     assert card.alternatives_with_tradeoff == 1
 
 
+# The alternative a new user wrote in issue #33: inside the constraint, with a tradeoff, and no
+# link to the constraint (the form did not offer one for an alternative).
+INSIDE_TEXT = (
+    "Cap max_tokens per bucket by tier (free 1024, paid 4096) and flush a bucket when it is "
+    "full or after 50 ms, without touching generate_batch."
+)
+INSIDE_TRADEOFF = "Free-tier answers longer than 1024 tokens are cut; batches fill less at night."
+
+
+def test_an_alternative_that_says_it_keeps_the_constraint_is_not_a_trap():
+    inside = on_item(
+        "longest-sequence-trap", "alternative", body=INSIDE_TEXT, tradeoff=INSIDE_TRADEOFF
+    )
+    card = review_score(KEY, Submission(notes=(inside,), checklist=SWEPT))
+    trap = next(item for item in card.items if item.id == "longest-sequence-trap")
+    assert card.respected_constraint
+    assert trap.trapped_by == ()
+    assert trap.found and trap.matched_annotations == (inside.id,)
+    assert card.alternatives_with_tradeoff == 1
+
+    # Naming the subject is not enough: replacing it breaks the constraint.
+    replacing = on_item(
+        "longest-sequence-trap",
+        "alternative",
+        body="Replace generate_batch with continuous batching.",
+        tradeoff="A new runtime.",
+    )
+    card = review_score(KEY, Submission(notes=(replacing,), checklist=SWEPT))
+    assert not card.respected_constraint
+    assert card.alternatives_with_tradeoff == 0
+
+
 # --- matching rules -------------------------------------------------------------------------------
 
 
