@@ -17,8 +17,9 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     panel.scroll_into_view_if_needed()
     assert gpus_shown(page) == "8"
     plot = page.locator(".estimate-plot svg")
-    assert plot.get_attribute("role") == "img"
-    desc_before = plot.locator("desc").text_content()
+    assert plot.count() == 4  # one chart per SVG (issue 33)
+    assert all(svg.get_attribute("role") == "img" for svg in plot.all())
+    desc_before = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert "2,000 requests/s" in desc_before  # captions group thousands (issue #23)
     panel.screenshot(path=artifacts_dir / "batching-preset.png")
 
@@ -28,7 +29,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
         "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value').textContent === '20'"
     )
     assert gpus_shown(page) == "20"
-    desc_after = page.locator(".estimate-plot svg desc").text_content()
+    desc_after = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert desc_after != desc_before
     assert "5,000 requests/s" in desc_after
     page.locator(".estimator").screenshot(path=artifacts_dir / "batching-5000.png")
@@ -41,7 +42,7 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     page.wait_for_function(
         "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value')?.textContent === '1'"
     )
-    low = page.locator(".estimate-plot svg desc").text_content()
+    low = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert "the timeout, not the traffic, sets the latency" in low
 
 
