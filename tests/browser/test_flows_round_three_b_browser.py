@@ -124,3 +124,66 @@ def test_estimator_plots_are_one_chart_per_svg_with_readable_text(
         plot.screenshot(path=f"/tmp/shots-h5/plots-{slug}-{width}.png")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_a_zero_pass_chip_is_not_green_and_the_tree_keeps_its_time(
+    browser, live_server, artifacts_dir, settings, width
+):
+    from django.test import Client
+
+    from tests.evals.test_views import _evaluate, _new_testset
+
+    settings.EVAL_EAGER_MODE = settings.RUN_EAGER_MODE = "inline"
+    settings.RUN_ECHO_DELAY_MS = 0
+    owner = make_user("ada")
+    prompt, v1 = make_prompt(owner, title="Chips", provider="echo", model="echo-1")
+    v2 = save(
+        owner,
+        prompt,
+        v1,
+        "a much longer commit message for the second version",
+        system="Be brief.",
+        provider="echo",
+        model="echo-1",
+    ).version
+    client = Client()
+    client.force_login(owner)
+    testset = _new_testset(client, prompt, b"design,expected\na cache,zzzz\na queue,qqqq\n")
+    _evaluate(client, prompt, testset, [v1.pk, v2.pk])
+    context, page = context_page(browser, live_server, WIDTHS[width])
+    try:
+        login(page, "ada")
+        page.goto(f"/playground/p/{prompt.pk}/")
+        toggle = page.locator(".tree-toggle")
+        if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+            toggle.click()
+        chip = page.locator("#version-tree .tree-badge").first
+        assert chip.inner_text() == "0% pass"
+        colours = chip.evaluate(
+            "(el) => [getComputedStyle(el).backgroundColor, getComputedStyle(el).color]"
+        )
+        ok = page.evaluate(
+            "() => getComputedStyle(document.documentElement).getPropertyValue('--ok').trim()"
+        )
+        print(f"0% chip at {width}: {colours}, --ok is {ok}")
+        assert "tree-badge-bad" in (chip.get_attribute("class") or "")
+        green = page.evaluate(
+            """() => { const probe = document.createElement('span');
+                probe.style.color = 'var(--ok)'; document.body.append(probe);
+                const c = getComputedStyle(probe).color; probe.remove(); return c; }"""
+        )
+        assert colours[1] != green
+        page.locator("#version-tree").screenshot(path=f"/tmp/shots-h5/tree-chip-{width}.png")
+        page.locator("#version-tree").screenshot(path=artifacts_dir / f"tree-chip-{width}.png")
+        # Every row's time is whole inside its row (not clipped by the badge and labels).
+        for row in page.locator("#version-tree .tree-row").all():
+            time = row.locator(".tree-meta time")
+            if not time.is_visible():
+                continue  # phones keep the time in the row's tooltip and the version card
+            inner = time.evaluate(
+                "(el) => [el.getBoundingClientRect().right, el.scrollWidth, el.clientWidth]"
+            )
+            assert inner[0] <= row.bounding_box()["x"] + row.bounding_box()["width"] + 0.5, inner
+    finally:
+        context.close()
