@@ -8,6 +8,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -69,6 +70,22 @@ class ThrottledLoginView(LoginView):
             response["Retry-After"] = str(error.retry_after)
             return response
         return super().post(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        """With `?next=`, why the visitor is here (issue 33: a bare log-in page said nothing)."""
+        context = super().get_context_data(**kwargs)
+        next_url = self.get_redirect_url()
+        if next_url == reverse("shared-resume"):
+            context["login_reason"] = (
+                "The prompt shared through this link is only for people with a Redline account. "
+                "Log in, or sign up, and you will be taken straight to it."
+            )
+        elif next_url:
+            context["login_reason"] = (
+                "That page is only for signed-in people. Log in, or sign up, and you will be "
+                "taken back to it."
+            )
+        return context
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         username = _posted_username(self.request)

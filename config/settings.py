@@ -577,6 +577,11 @@ S3_IN_FLIGHT_WAIT = env_float("S3_IN_FLIGHT_WAIT", 0.5)
 # FOLD_STEP at a time (its whole text, thousands of rows, would stall the page).
 PLAYGROUND_DIFF_FOLD_ALL_MAX = env_int("PLAYGROUND_DIFF_FOLD_ALL_MAX", 2000)
 
+# --- playground flows, round three (issue 33) ---
+# Rows a diff page shows per text before the rest of the diff (changes included) is folded
+# behind "Show the next N lines", N at a time: a 20 MB text attached is a page of ~100 KB.
+PLAYGROUND_DIFF_PAGE_ROWS = env_int("PLAYGROUND_DIFF_PAGE_ROWS", 400)
+
 # --- bounded cost: diffs, process caches, runs, exports (issue 21) ---
 # One diff (the API's, a diff page's or one of its folds, all sharing one computation): lines
 # diff-match-patch may compare (the lines that differ on both sides, plus the words of changed

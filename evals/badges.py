@@ -7,6 +7,10 @@ from playground.version_badges import VersionBadge
 
 from .selectors import version_pass_rates
 
+# A pass rate's colour in the tree: green from GOOD_PERCENT, amber from WARN_PERCENT, red below.
+GOOD_PERCENT = 90
+WARN_PERCENT = 50
+
 
 def pass_rate_badges(prompt_id: int, version_ids: list[int]) -> dict[int, VersionBadge]:
     """Two queries for any number of versions. Whoever sees the tree may read the prompt's
@@ -16,6 +20,7 @@ def pass_rate_badges(prompt_id: int, version_ids: list[int]) -> dict[int, Versio
         prompt_id=prompt_id, version_ids=version_ids
     ).items():
         percent = rate.passed * 100 // rate.graded  # 100% only when every cell passed
+        tone = "good" if percent >= GOOD_PERCENT else "warn" if percent >= WARN_PERCENT else "bad"
         badges[version_id] = VersionBadge(
             text=f"{percent}% pass",
             url=reverse("evals:evaluation", args=[rate.evaluation_id]),
@@ -23,5 +28,6 @@ def pass_rate_badges(prompt_id: int, version_ids: list[int]) -> dict[int, Versio
                 f"Evaluation #{rate.evaluation_id}: {rate.passed} of {rate.graded} graded"
                 " cells passed"
             ),
+            tone=tone,
         )
     return badges

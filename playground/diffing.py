@@ -47,12 +47,20 @@ class TextDiff:
     more: int = 0
     role_before: str | None = None
     role_after: str | None = None
+    # The text's name in each version (`system`, `messages.N.content`); None on the side where
+    # the message does not exist. A message can move, so the two can differ.
+    field_before: str | None = None
+    field_after: str | None = None
     # A diff of two long texts covers only the region around what changed (playground.texts):
     # `lines_before` unchanged lines precede `rows`, `chars_after` unchanged characters follow,
     # and `cut` says the changed region itself was longer than could be diffed here.
     lines_before: int = 0
     chars_after: int = 0
     cut: bool = False
+    # A cut diff: lines of the changed region past the cut, on each side (counted, not diffed),
+    # so a page's header says how much changed (`added_total`), not how much was diffed.
+    rest_old_lines: int = 0
+    rest_new_lines: int = 0
     # Past the request's DiffBudget: no rows; `lines_before` unchanged lines, then `old_lines`
     # lines of the older text and `new_lines` of the newer that differ (not compared line by
     # line), then `lines_after` unchanged lines (plus `chars_after` characters not read).
@@ -64,6 +72,15 @@ class TextDiff:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.removed or self.cut or self.too_large)
+
+    @property
+    def added_total(self) -> int:
+        """Lines added, counting a cut region's undiffed lines as added (at most that many)."""
+        return self.added + self.rest_new_lines
+
+    @property
+    def removed_total(self) -> int:
+        return self.removed + self.rest_old_lines
 
     @property
     def blocks(self) -> list["DiffBlock"]:
@@ -377,7 +394,9 @@ def content_diff(
             return differ(name, old, new)
         return text_diff(name, old, new, limit=limit, budget=budget)
 
-    texts = [diff_of("system", before["system"], after["system"])]
+    system = diff_of("system", before["system"], after["system"])
+    system.field_before = system.field_after = "system"
+    texts = [system]
     changes: list[dict[str, Any]] = []
     for key in ("provider", "model"):
         _changes(key, before[key], after[key], changes)
@@ -395,6 +414,8 @@ def content_diff(
         )
         diff.role_before = old["role"] if old else None
         diff.role_after = new["role"] if new else None
+        diff.field_before = f"messages.{old_index}.content" if old else None
+        diff.field_after = f"messages.{new_index}.content" if new else None
         texts.append(diff)
         _changes(
             f"{name}.role",
@@ -452,6 +473,8 @@ def text_diff_as_json(diff: TextDiff) -> dict[str, Any]:
         "lines_before": diff.lines_before,
         "chars_after": diff.chars_after,
         "cut": diff.cut,
+        "rest_old_lines": diff.rest_old_lines,
+        "rest_new_lines": diff.rest_new_lines,
         "too_large": diff.too_large,
         "lines_after": diff.lines_after,
         "old_lines": diff.old_lines,
@@ -564,7 +587,10 @@ def diff_fold(
     return blocks
 
 
-PAGE_ROW_BUDGET = 2000  # shown rows per text before the rest of a diff is folded too
+def page_row_budget() -> int:
+    """Rows a page shows per text (and a fold of changes reveals at a time):
+    PLAYGROUND_DIFF_PAGE_ROWS, so a page stays small however long the diff."""
+    return int(settings.PLAYGROUND_DIFF_PAGE_ROWS)
 
 
 def diff_blocks(
@@ -572,14 +598,26 @@ def diff_blocks(
     *,
     start: int = 0,
     end: int | None = None,
-    budget: int = PAGE_ROW_BUDGET,
+    budget: int | None = None,
 ) -> list[DiffBlock]:
-    """The blocks of a page: unchanged runs folded, and once `budget` rows are shown, the rest
-    of the diff (changes included) folded into one block that loads on demand."""
+    """The blocks of a page: unchanged runs folded, and once `budget` rows are shown (even in
+    the middle of one long run of changes), the rest of the diff folded into one block that
+    loads on demand, `budget` rows at a time."""
+    budget = page_row_budget() if budget is None else budget
     blocks = diff_fold(rows, start=start, end=end, lead=0, trail=0)
     out: list[DiffBlock] = []
     shown = 0
     for k, block in enumerate(blocks):
+        if not block.fold and shown + block.count > budget:
+            keep = budget - shown
+            if keep > 0:
+                out.append(
+                    dataclasses.replace(block, rows=block.rows[:keep], end=block.start + keep)
+                )
+            out.append(
+                DiffBlock(start=block.start + keep, end=blocks[-1].end, fold=True, mixed=True)
+            )
+            break
         out.append(block)
         shown += 0 if block.fold else block.count
         if shown >= budget and k + 1 < len(blocks):

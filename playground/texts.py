@@ -252,10 +252,17 @@ def long_text_diff(name: str, old_sha: str, new_sha: str, budget: DiffBudget) ->
     old_end = _line_end(old_sha, tail)
     new_end = new_total - (old_total - old_end)
     cut = max(old_end, new_end) - start > cap
+    full_old_end, full_new_end = old_end, new_end
     if cut:
         old_end, new_end = min(old_end, start + cap), min(new_end, start + cap)
     old = blob_range(sha=old_sha, offset=start, length=old_end - start).text
     new = blob_range(sha=new_sha, offset=start, length=new_end - start).text
+    old = _whole_lines(old, old_end < full_old_end)
+    new = _whole_lines(new, new_end < full_new_end)
+    old_end, new_end = start + len(old), start + len(new)
+    # The lines past the cut are counted (a scan, no diff), so the header is true.
+    rest_old = _lines_between(old_sha, old_end, full_old_end)
+    rest_new = _lines_between(new_sha, new_end, full_new_end)
     diff = text_diff(name, old, new, limit=None, budget=budget)
     lines_before = blob_count(sha=old_sha, needle="\n", end=start) if start else 0
     for row in diff.rows:
@@ -266,7 +273,25 @@ def long_text_diff(name: str, old_sha: str, new_sha: str, budget: DiffBudget) ->
     diff.lines_before += lines_before
     diff.chars_after = 0 if cut else old_total - old_end
     diff.cut = cut
+    diff.rest_old_lines, diff.rest_new_lines = rest_old, rest_new
     return diff
+
+
+def _whole_lines(text: str, cut: bool) -> str:
+    """A side cut short ends at its last line break (no line half diffed, half counted)."""
+    if not cut:
+        return text
+    end = text.rfind("\n")
+    return text[: end + 1] if end >= 0 else text
+
+
+def _lines_between(sha: str, start: int, end: int) -> int:
+    """Lines in characters `[start, end)`: its line breaks, plus an unended last line."""
+    if end <= start:
+        return 0
+    breaks = blob_count(sha=sha, needle="\n", start=start, end=end)
+    last = blob_range(sha=sha, offset=end - 1, length=1).text
+    return breaks + (0 if last == "\n" else 1)
 
 
 def _one_sided_diff(
@@ -275,11 +300,16 @@ def _one_sided_diff(
     """A long message added or removed: its first `cap` characters, marked `cut` if longer."""
     sha = old_sha or new_sha
     part = blob_range(sha=sha, offset=0, length=cap)
-    text = part.text
+    text = _whole_lines(part.text, part.total > len(part.text))
     diff = text_diff(
         name, text if old_sha else "", "" if old_sha else text, limit=None, budget=budget
     )
     diff.cut = part.total > len(text)
+    rest = _lines_between(sha, len(text), part.total)
+    if old_sha:
+        diff.rest_old_lines = rest
+    else:
+        diff.rest_new_lines = rest
     return diff
 
 

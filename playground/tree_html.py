@@ -56,7 +56,8 @@ def _clip(text: str, length: int) -> str:
 
 def _badge(n: int, badge: VersionBadge) -> str:
     return (
-        f'<a class="badge tree-badge" href="{escape(badge.url)}" title="{escape(badge.title)}" '
+        f'<a class="badge tree-badge tree-badge-{escape(badge.tone)}" href="{escape(badge.url)}" '
+        f'title="{escape(badge.title)}" '
         f'aria-label="{escape(badge.text)} for v{n}: {escape(badge.title)}">'
         f"{escape(badge.text)}</a>"
     )
@@ -93,7 +94,7 @@ def _row(
         f'<a class="tree-link" href="{base}v{n}/"><strong>v{n}</strong> '
         f"{escape(_clip(version.message or '(no message)', 60))}</a>{parent}{labels}{extras}"
         f'<span class="tree-meta muted" title="{escape(author)}, {at:%Y-%m-%d %H:%M} UTC">'
-        f"{escape(_clip(author, 10))} · "
+        f'<span class="tree-author">{escape(_clip(author, 10))}</span> · '
         f"{time_html(at, 'time')}</span></li>\n"
     )
 

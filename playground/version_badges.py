@@ -17,6 +17,9 @@ class VersionBadge:
     text: str  # short: "92% pass"
     url: str  # where it leads
     title: str  # the longer explanation (tooltip and accessible description)
+    # How the figure reads: "good" (green), "warn" (amber), "bad" (red) or "neutral" (blue);
+    # a "0% pass" is never drawn green (issue 33).
+    tone: str = "neutral"
 
 
 # (prompt_id, version_ids) -> {version_id: badge}, versions without a badge left out.

@@ -65,6 +65,17 @@ def question_estimate_view(request: HttpRequest, slug: str) -> HttpResponse:
     if estimate is None:
         raise Http404
     if getattr(request, "htmx", False):
+        if estimate.error:
+            # Only the error is swapped in (into the results' error slot): the results of the
+            # last valid inputs stay on the page instead of vanishing with one bad keystroke.
+            response = render(
+                request,
+                "questionbank/partials/estimate_error.html",
+                {"estimate": estimate, "kept": True},
+            )
+            response["HX-Retarget"] = "#estimate-error-slot"
+            response["HX-Reswap"] = "innerHTML"
+            return response
         return render(request, "questionbank/partials/estimate_result.html", {"estimate": estimate})
     question = question_get(slug=slug)  # NotFound → 404 via common.middleware
     return render(

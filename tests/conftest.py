@@ -44,14 +44,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, timeout: float = 20.0) -> None:
+# How long a test's server process may take to listen (issue 33: on a busy machine, at load ~14
+# on 2 cores, a fixed 20 s was not enough). Generous by default; a process that has died fails
+# the wait at once, with its exit code and the end of its log.
+READY_TIMEOUT = float(os.environ.get("REDLINE_TEST_READY_TIMEOUT", "180"))
+
+
+def wait_for_port(
+    port: int,
+    timeout: float | None = None,
+    *,
+    process: subprocess.Popen | None = None,
+    log: Path | None = None,
+) -> None:
+    """Until something listens on 127.0.0.1:`port`: at most `timeout` seconds (by default
+    REDLINE_TEST_READY_TIMEOUT, 180), failing early only when `process` has exited."""
+    timeout = READY_TIMEOUT if timeout is None else max(timeout, READY_TIMEOUT)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
+        if process is not None and process.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
+            raise RuntimeError(
+                f"the server for 127.0.0.1:{port} exited with {process.returncode} before it "
+                f"listened{': ' + tail if tail else ''}"
+            )
         time.sleep(0.05)
-    raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+    raise RuntimeError(
+        f"nothing listened on 127.0.0.1:{port} within {timeout:.0f}s "
+        "(REDLINE_TEST_READY_TIMEOUT raises the wait)"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -85,7 +109,7 @@ def s3_server() -> Iterator[dict[str, str]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for_port(port)
+        wait_for_port(port, process=proc)
         yield {
             "endpoint_url": f"http://127.0.0.1:{port}",
             "access_key": "test",
@@ -373,14 +397,14 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"celery worker exited with {proc.returncode}")
             if app.control.ping(timeout=0.5):
                 break
         else:
-            pytest.fail("celery worker did not answer a ping within 60 s")
+            pytest.fail(f"celery worker did not answer a ping within {READY_TIMEOUT:.0f} s")
         yield proc
     finally:
         proc.terminate()

@@ -172,7 +172,7 @@ def gunicorn_sqlite(tmp_path_factory, migrated_sqlite) -> Iterator[dict]:
         env=env,
     )
     try:
-        wait_for_port(port, timeout=60)
+        wait_for_port(port, process=proc)
         yield {
             "url": f"http://127.0.0.1:{port}",
             "key": key,

@@ -306,12 +306,14 @@ def blob_common_ends(*, a: str, b: str) -> tuple[int, int]:
     return prefix, suffix
 
 
-def blob_count(*, sha: str, needle: str, end: int) -> int:
-    """Occurrences of the one-character `needle` in characters `[0, end)` of the text, counted a
-    window at a time (one query; ranges as in blob_range): line numbers deep in a long text."""
+def blob_count(*, sha: str, needle: str, end: int, start: int = 0) -> int:
+    """Occurrences of the one-character `needle` in characters `[start, end)` of the text,
+    counted a window at a time (one query; ranges as in blob_range): line numbers deep in a long
+    text, or the lines of a region too long to diff."""
     rows = chain_read(sha)
     end = min(end, rows[0].char_length)
-    count = start = 0
+    count = 0
+    start = max(0, start)
     while start < end:
         stop = min(start + _COMPARE_CHARS, end)
         count += _rows_range(rows, start, stop).count(needle)

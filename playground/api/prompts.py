@@ -274,6 +274,12 @@ class TextDiffSerializer(serializers.Serializer[dict[str, Any]]):
     lines_before = serializers.IntegerField(help_text="Unchanged lines before `rows`.")
     chars_after = serializers.IntegerField(help_text="Unchanged characters after `rows`.")
     cut = serializers.BooleanField(help_text="The changed region was longer than is diffed.")
+    rest_old_lines = serializers.IntegerField(
+        help_text="A cut diff: lines of the older text's changed region past the cut (counted)."
+    )
+    rest_new_lines = serializers.IntegerField(
+        help_text="A cut diff: lines of the newer text's changed region past the cut (counted)."
+    )
     rows = serializers.ListField(child=serializers.DictField())
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from common.auth import request_actor
 
-from ..diffing import FOLD_STEP, diff_expand
+from ..diffing import FOLD_STEP, diff_expand, page_row_budget
 from ..editor import editor_values_from_post
 from ..exceptions import ContentInvalid, NotFound, PlaygroundError
 from ..forms import content_from_form
@@ -149,6 +149,7 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
             + ("&view=split" if split else ""),
             "fold_step": FOLD_STEP,
             "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
+            "page_rows": page_row_budget(),
         },
     )
 
@@ -181,5 +182,6 @@ def version_diff_rows_view(request: HttpRequest, prompt_id: int) -> HttpResponse
             + ("&view=split" if request.GET.get("view") == "split" else ""),
             "fold_step": FOLD_STEP,
             "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
+            "page_rows": page_row_budget(),
         },
     )

@@ -1,7 +1,10 @@
 """Server-rendered SVG charts for the estimators: no script, every text escaped.
 
 Each chart is one `<svg role="img">` labelled by its own `<title>` and `<desc>`, so a screen
-reader announces what it shows; the desc states the figures the picture makes visible.
+reader announces what it shows; the desc states the figures the picture makes visible. Several
+charts are several SVGs in a group that lays them out side by side on a wide screen and stacks
+them on a phone (static/css/questionbank.css), each drawn narrow (CHART_WIDTH) with FONT_SIZE
+text, so a chart shrunk to a 375 px phone still has text of at least 11 px (issue 33).
 """
 
 import math
@@ -15,6 +18,12 @@ GRID = "#d0d5dd"
 INK = "#1f2937"
 MUTED = "#475467"
 FONT = "system-ui, -apple-system, 'Segoe UI', sans-serif"
+# A chart's width in SVG units and its text size: on a 375 px phone a chart is drawn about
+# 300 px wide, so its text is FONT_SIZE * 300 / CHART_WIDTH px (11.5).
+CHART_WIDTH = 340
+FONT_SIZE = 13
+LEGEND_LINE = 17
+CHAR_WIDTH = 7.2  # a rough width of one character at FONT_SIZE, for placing text
 
 
 @dataclass(frozen=True)
@@ -81,10 +90,15 @@ def _scale(value: float, low: float, high: float, start: float, end: float, log:
     return start + (value - low) / (high - low) * (end - start)
 
 
+def _panel_height(panel: Panel) -> int:
+    return 226 + LEGEND_LINE * len(panel.series)
+
+
 def _panel(panel: Panel, left: float, top: float, width: float, height: float) -> list[str]:
     out: list[str] = []
-    plot_left, plot_right = left + 56, left + width - 12
-    plot_top, plot_bottom = top + 46, top + height - 40
+    plot_left, plot_right = left + 52, left + width - 16
+    plot_top = top + 30 + LEGEND_LINE * len(panel.series)
+    plot_bottom = top + height - 42
     xs = [x for series in panel.series for x, _ in series.points]
     ys = [y for series in panel.series for _, y in series.points]
     x_low, x_high = min(xs), max(xs)
@@ -93,13 +107,9 @@ def _panel(panel: Panel, left: float, top: float, width: float, height: float) -
     else:
         y_ticks = ticks_linear(0, max(ys) * 1.08 or 1)
     y_low, y_high = y_ticks[0], y_ticks[-1]
-    x_ticks = ticks_linear(x_low, x_high, 4)
+    x_ticks = ticks_linear(x_low, x_high, 3)
     x_ticks = [x for x in x_ticks if x_low <= x <= x_high] or [x_low, x_high]
 
-    out.append(
-        f'<text x="{left + 4:.1f}" y="{top + 16:.1f}" font-weight="600" fill="{INK}">'
-        f"{_text(panel.title)}</text>"
-    )
     for tick in y_ticks:
         y = _scale(tick, y_low, y_high, plot_bottom, plot_top, panel.log_y)
         out.append(
@@ -111,13 +121,13 @@ def _panel(panel: Panel, left: float, top: float, width: float, height: float) -
     for tick in x_ticks:
         x = _scale(tick, x_low, x_high, plot_left, plot_right, False)
         out.append(
-            f'<text x="{x:.1f}" y="{plot_bottom + 16:.1f}" text-anchor="middle" fill="{MUTED}">'
+            f'<text x="{x:.1f}" y="{plot_bottom + 17:.1f}" text-anchor="middle" fill="{MUTED}">'
             f"{_text(number_short(tick))}</text>"
         )
     out.append(
         f'<line x1="{plot_left:.1f}" x2="{plot_right:.1f}" y1="{plot_bottom:.1f}" '
         f'y2="{plot_bottom:.1f}" stroke="{MUTED}" stroke-width="1"/>'
-        f'<text x="{(plot_left + plot_right) / 2:.1f}" y="{plot_bottom + 32:.1f}" '
+        f'<text x="{(plot_left + plot_right) / 2:.1f}" y="{plot_bottom + 35:.1f}" '
         f'text-anchor="middle" fill="{INK}">{_text(panel.x_label)}</text>'
         f'<text x="{left + 12:.1f}" y="{(plot_top + plot_bottom) / 2:.1f}" text-anchor="middle" '
         f'fill="{INK}" transform="rotate(-90 {left + 12:.1f} {(plot_top + plot_bottom) / 2:.1f})">'
@@ -158,14 +168,13 @@ def _panel(panel: Panel, left: float, top: float, width: float, height: float) -
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
                 for x, y in coords[:: 2 if series.step else 1]
             )
-        legend_y = top + 34
+        legend_y = top + 22 + LEGEND_LINE * index
         out.append(
             f'<line x1="{legend_x:.1f}" x2="{legend_x + 18:.1f}" y1="{legend_y - 4:.1f}" '
             f'y2="{legend_y - 4:.1f}" stroke="{colour}" stroke-width="2"{dash}/>'
             f'<text x="{legend_x + 24:.1f}" y="{legend_y:.1f}" fill="{INK}">'
             f"{_text(series.name)}</text>"
         )
-        legend_x += 34 + 6.5 * len(series.name)
     return out
 
 
@@ -174,25 +183,40 @@ def _svg(*, uid: str, title: str, desc: str, width: int, height: int, body: list
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'aria-labelledby="{uid}-title {uid}-desc" font-family="{_text(FONT)}" font-size="12">'
+        f'aria-labelledby="{uid}-title {uid}-desc" font-family="{_text(FONT)}" '
+        f'font-size="{FONT_SIZE}">'
         f'<title id="{uid}-title">{_text(title)}</title>'
         f'<desc id="{uid}-desc">{_text(desc)}</desc>'
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>' + "".join(body) + "</svg>"
     )
 
 
-def svg_panels(
-    *, uid: str, title: str, desc: str, panels: tuple[Panel, ...], columns: int = 2
-) -> str:
-    """A grid of line charts in one SVG."""
-    cell_w, cell_h = 400, 240
-    rows = math.ceil(len(panels) / columns)
-    body: list[str] = []
-    for index, panel in enumerate(panels):
-        row, column = divmod(index, columns)
-        body.extend(_panel(panel, column * cell_w, row * cell_h, cell_w, cell_h))
-    return _svg(
-        uid=uid, title=title, desc=desc, width=cell_w * columns, height=cell_h * rows, body=body
+def svg_panels(*, uid: str, title: str, desc: str, panels: tuple[Panel, ...]) -> str:
+    """Line charts, one SVG each, in a group captioned by `title` and described by `desc`."""
+    uid_text = _text(uid)
+    charts = []
+    for index, panel in enumerate(panels, start=1):
+        height = _panel_height(panel)
+        names = ", ".join(series.name for series in panel.series)
+        charts.append(
+            '<figure class="chart-cell">'
+            + f'<figcaption aria-hidden="true">{_text(panel.title)}</figcaption>'
+            + _svg(
+                uid=f"{uid}-{index}",
+                title=panel.title,
+                desc=f"{names}: {panel.y_label} against {panel.x_label}.",
+                width=CHART_WIDTH,
+                height=height,
+                body=_panel(panel, 0, 0, CHART_WIDTH, height),
+            )
+            + "</figure>"
+        )
+    return (
+        f'<div class="chart-group" role="group" aria-labelledby="{uid_text}-title" '
+        f'aria-describedby="{uid_text}-desc">'
+        f'<p class="chart-group-title" id="{uid_text}-title">{_text(title)}</p>'
+        f'<p class="chart-group-desc" id="{uid_text}-desc">{_text(desc)}</p>'
+        f'<div class="chart-grid">{"".join(charts)}</div></div>'
     )
 
 
@@ -206,8 +230,10 @@ def svg_bars(
     tick_format: Callable[[float], str] = number_short,
 ) -> str:
     """Horizontal bars, one per labelled value; a log scale when values span decades."""
-    width, label_w, row_h, top = 700, 200, 30, 12
-    plot_left, plot_right = label_w, width - 120
+    # Each bar's label sits above it, so the chart stays narrow enough for a phone.
+    width, row_h, top = CHART_WIDTH, 42, 8
+    longest = max((len(bar.text) for bar in bars), default=4)
+    plot_left, plot_right = 8, width - 12 - CHAR_WIDTH * longest
     height = top + row_h * len(bars) + 30
     values = [bar.value for bar in bars if bar.value > 0]
     high = max(values) if values else 1.0
@@ -230,10 +256,9 @@ def svg_bars(
         end = _scale(value, low, high, plot_left, plot_right, log) if bar.value > 0 else plot_left
         colour = COLOURS[0] if bar.highlight else COLOURS[1]
         body.append(
-            f'<text x="{label_w - 8}" y="{y + 18:.1f}" text-anchor="end" fill="{INK}">'
-            f"{_text(bar.label)}</text>"
-            f'<rect x="{plot_left}" y="{y + 6:.1f}" width="{max(end - plot_left, 1):.1f}" '
-            f'height="{row_h - 12}" fill="{colour}"/>'
-            f'<text x="{end + 6:.1f}" y="{y + 18:.1f}" fill="{INK}">{_text(bar.text)}</text>'
+            f'<text x="{plot_left}" y="{y + 14:.1f}" fill="{INK}">{_text(bar.label)}</text>'
+            f'<rect x="{plot_left}" y="{y + 20:.1f}" width="{max(end - plot_left, 1):.1f}" '
+            f'height="{row_h - 26}" fill="{colour}"/>'
+            f'<text x="{end + 6:.1f}" y="{y + 33:.1f}" fill="{INK}">{_text(bar.text)}</text>'
         )
     return _svg(uid=uid, title=title, desc=desc, width=width, height=height, body=body)

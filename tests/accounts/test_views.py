@@ -86,3 +86,37 @@ def test_signup_is_throttled_per_address(settings):
         "/accounts/signup/", {"username": "ada2", "password1": PASSWORD, "password2": PASSWORD}
     )
     assert other.status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_login_page_says_why_a_visitor_was_sent_there():
+    """Issue 33: an anonymous visitor to a login-only share link got a bare log-in page."""
+    from playground.services import share_link_create
+    from tests.playground.factories import make_prompt
+
+    owner = make_user("sharer")
+    prompt, v1 = make_prompt(owner)
+    _, token = share_link_create(actor=owner, prompt=prompt, access="login", version=v1)
+    visitor = Client()
+    page = visitor.get(f"/s/{token}", follow=True).content.decode()
+    assert "Log in" in page and "only for people with a Redline account" in page
+    page = visitor.get(f"/playground/p/{prompt.pk}/", follow=True).content.decode()
+    assert "That page is only for signed-in people" in page
+    assert "login-reason" not in visitor.get("/accounts/login/").content.decode()
+
+
+@pytest.mark.django_db
+def test_an_ended_link_page_keeps_log_out_for_a_signed_in_visitor():
+    from playground.services import share_link_create, share_link_revoke
+    from tests.playground.factories import make_prompt
+
+    owner = make_user("sharer")
+    prompt, v1 = make_prompt(owner)
+    link, token = share_link_create(actor=owner, prompt=prompt, access="public", version=v1)
+    share_link_revoke(actor=owner, link=link)
+    reader = Client()
+    reader.force_login(make_user("reader"))
+    response = reader.get(f"/s/{token}")
+    assert response.status_code == 410
+    assert "This link was revoked" in response.content.decode()
+    assert ">Log out</button>" in response.content.decode()

@@ -97,7 +97,7 @@ def embedded(request, tmp_path_factory, chromium_path, migrated_sqlite) -> Itera
         stderr=log,
     )
     try:
-        wait_for_port(port)
+        wait_for_port(port, process=server, log=data_dir / "server.log")
         yield Embedded(url=f"http://127.0.0.1:{port}", data=data)
     finally:
         server.terminate()

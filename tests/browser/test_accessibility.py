@@ -1,11 +1,14 @@
 """Every main page passes axe-core's WCAG 2 A and AA rules with zero violations.
 
-axe-core comes from npm (pinned, cached under var/axe-core/) and is evaluated in the page through
-the DevTools protocol, so the page's own Content-Security-Policy does not have to allow it.
+axe-core is vendored (tests/browser/vendor/axe-core/, the unmodified axe.min.js of the pinned
+release with its licence, checked against its SHA-256), so the test needs no npm registry; it is
+evaluated in the page through the DevTools protocol, so the page's own Content-Security-Policy
+does not have to allow it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,27 +21,27 @@ from reviews.services import annotation_create
 from tests.browser.test_playground_browser import login
 from tests.conftest import wait_for_quiet_network
 from tests.factories import make_user
-from tests.npmcache import REPO_ROOT, NpmInstallError, ensure_npm_packages
 from tests.playground.factories import content, make_prompt
 from tests.reviews.factories import make_doc, make_review, span_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 AXE_VERSION = "4.11.0"
+AXE_FILE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+AXE_SHA256 = "e9e5863c33a874f09bc01acd9234b7e3c871479f5eef8802fa582544465e6d01"
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
 @pytest.fixture(scope="session")
 def axe_source() -> str:
-    try:
-        modules = ensure_npm_packages(
-            REPO_ROOT / "var" / "axe-core",
-            {"axe-core": AXE_VERSION},
-            description="axe-core for the accessibility browser test (a cache).",
-        )
-    except NpmInstallError as exc:
-        pytest.fail(f"axe-core could not be installed from npm: {exc}")
-    return (modules / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
+    """The vendored axe-core, the pinned release byte for byte (no registry at test time)."""
+    data = AXE_FILE.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == AXE_SHA256, (
+        f"{AXE_FILE} is not axe-core {AXE_VERSION}"
+    )
+    source = data.decode("utf-8")
+    assert source.startswith(f"/*! axe v{AXE_VERSION}")
+    return source
 
 
 @dataclass(frozen=True)

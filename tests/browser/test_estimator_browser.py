@@ -17,8 +17,9 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
     panel.scroll_into_view_if_needed()
     assert gpus_shown(page) == "8"
     plot = page.locator(".estimate-plot svg")
-    assert plot.get_attribute("role") == "img"
-    desc_before = plot.locator("desc").text_content()
+    assert plot.count() == 4  # one chart per SVG (issue 33)
+    assert all(svg.get_attribute("role") == "img" for svg in plot.all())
+    desc_before = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert "2,000 requests/s" in desc_before  # captions group thousands (issue #23)
     panel.screenshot(path=artifacts_dir / "batching-preset.png")
 
@@ -28,20 +29,24 @@ def test_changing_traffic_updates_gpu_count_and_plot(page, artifacts_dir):
         "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value').textContent === '20'"
     )
     assert gpus_shown(page) == "20"
-    desc_after = page.locator(".estimate-plot svg desc").text_content()
+    desc_after = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert desc_after != desc_before
     assert "5,000 requests/s" in desc_after
     page.locator(".estimator").screenshot(path=artifacts_dir / "batching-5000.png")
 
-    # A bad value names its field and keeps the page alive; fixing it brings the plot back.
+    # A bad value names its field and keeps the last valid results (issue 33: it used to wipe
+    # them); fixing it replaces the error with the new results.
     traffic.fill("-1")
     page.get_by_role("alert").filter(has_text="rate: must be positive").wait_for()
-    assert page.locator(".estimate-plot svg").count() == 0
+    assert page.locator(".estimate-plot svg").count() == 4
+    assert gpus_shown(page) == "20"
+    assert "last valid inputs" in page.get_by_role("alert").inner_text()
     traffic.fill("250")
     page.wait_for_function(
         "() => document.querySelector('[data-figure=\"gpus\"] .estimate-value')?.textContent === '1'"
     )
-    low = page.locator(".estimate-plot svg desc").text_content()
+    assert page.get_by_role("alert").count() == 0
+    low = page.locator(".estimate-plot .chart-group-desc").text_content()
     assert "the timeout, not the traffic, sets the latency" in low
 
 

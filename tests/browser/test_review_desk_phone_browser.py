@@ -512,11 +512,11 @@ def test_scorecard_partial_credit_and_storage_results_on_screen(
         raw.scroll_into_view_if_needed()
         page.screenshot(path=artifacts_dir / f"{width}-storage-results.png")
         page.goto("/questions/llm-inference-api/")
-        caption = page.locator(".estimate-plot svg desc").text_content()
+        caption = page.locator(".estimate-plot .chart-group-desc").text_content()
         assert not re.search(r"\d\.\d{4,}", caption), caption
         page.get_by_role("textbox", name="Flush timeout").fill("22.2222222")
         page.wait_for_function(
-            "() => document.querySelector('.estimate-plot svg desc').textContent.includes('22.2 ms')"
+            "() => document.querySelector('.estimate-plot .chart-group-desc').textContent.includes('22.2 ms')"
         )
         assert "22.2222" not in page.locator(".estimator").inner_text()
         page.locator(".estimator").screenshot(path=artifacts_dir / f"{width}-batching.png")

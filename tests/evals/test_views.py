@@ -335,3 +335,17 @@ def test_the_tree_reads_pass_rates_in_a_fixed_number_of_queries(client, owner, e
         page = client.get(f"/playground/p/{prompt.pk}/v2/").content.decode()
     assert page.count("% pass</a>") == 8
     assert len(eight) == len(one), [q["sql"] for q in eight]
+
+
+def test_a_pass_rate_badge_is_coloured_by_how_it_reads(client, owner, echo, inline):
+    """Issue 33: "0% pass" was drawn green. Red below 50%, amber below 90%, green from 90%."""
+    prompt, v1, v2 = echo
+    client.force_login(owner)
+    failing = _new_testset(client, prompt, b"design,expected\na cache,zzzz\na queue,qqqq\n")
+    _evaluate(client, prompt, failing, [v2.pk])
+    tree = client.get(f"/playground/p/{prompt.pk}/tree/?v={v2.pk}").content.decode()
+    assert 'tree-badge tree-badge-bad" href=' in tree and ">0% pass</a>" in tree
+    passing = _new_testset(client, prompt, b"design,expected\na cache,cache\na queue,queue\n")
+    _evaluate(client, prompt, passing, [v2.pk])
+    tree = client.get(f"/playground/p/{prompt.pk}/tree/?v={v2.pk}").content.decode()
+    assert 'tree-badge tree-badge-good" href=' in tree and ">100% pass</a>" in tree

@@ -215,7 +215,7 @@ def server(tmp_path_factory, request) -> Iterator[Server]:
             cwd=ROOT,
             env=env,
         )
-        wait_for_port(port, timeout=120)
+        wait_for_port(port, process=proc)
         yield Server(
             port=port,
             tokens=seeded["tokens"],

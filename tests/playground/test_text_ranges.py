@@ -562,7 +562,7 @@ def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
     client = Client()
     client.force_login(owner)
     html = client.get(f"/playground/p/{prompt.pk}/diff/?a={root.pk}&b={v2.pk}").content
-    assert b"longer than a diff page shows" in html
+    assert b"This diff is cut." in html
 
 
 # --- presigned downloads: the staleness bound ---------------------------------------------------
@@ -690,3 +690,41 @@ def test_many_texts_count_together_for_the_page_limit(local_storage, settings):
     settings.PLAYGROUND_PAGE_FULL_TEXT_MAX_CHARS = 20_000
     html = client.get(f"/playground/p/{prompt.pk}/").content.decode()
     assert 'id="editor-form"' in html
+
+
+def test_attaching_a_long_text_counts_every_line_and_keeps_the_page_small(store, settings):
+    """Issue 33: a short prompt replaced by a long text. The diff compares only the first
+    PLAYGROUND_DIFF_LARGE_CHARS, but its header counts every added line (a scan, not a diff),
+    the page shows PLAYGROUND_DIFF_PAGE_ROWS rows, and the cut is stated at the top with links
+    that work (both texts' downloads, both versions' pages)."""
+    from django.test import Client
+
+    from playground.texts import version_content_diff
+
+    settings.PLAYGROUND_DIFF_LARGE_CHARS = 20_000
+    settings.PLAYGROUND_DIFF_PAGE_ROWS = 50
+    owner = make_user("attacher")
+    text = "".join(f"attached line {n:06d}: the body of a long document.\n" for n in range(9_000))
+    prompt, root = make_prompt(owner, system="Summarise the document.")
+    v2 = save(owner, prompt, root, system=text).version
+    diff = version_content_diff(before=root, after=v2, limit=None)["texts"][0]
+    assert diff.cut
+    assert diff.added < 9_000
+    assert diff.added_total == 9_000
+    assert diff.removed_total == 1
+    assert all(r.get("new", "").endswith("\n") for r in diff.rows if r["op"] != "equal")
+
+    client = Client()
+    client.force_login(owner)
+    response = client.get(f"/playground/p/{prompt.pk}/diff/?a=v1&b=v2")
+    html = response.content.decode()
+    assert "+~9,000" in html and "−1" in html
+    top = html.index("is cut")
+    assert top < html.index('class="diff-row')
+    assert html.count('class="diff-row') <= 60
+    assert "Show the next 50" in html
+    download = f"/api/v1/versions/{v2.pk}/text/download/?field=system"
+    assert download in html
+    assert f"/playground/p/{prompt.pk}/v1/" in html and f"/playground/p/{prompt.pk}/v2/" in html
+    whole = b"".join(client.get(download).streaming_content)
+    assert whole.decode() == text

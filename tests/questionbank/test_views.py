@@ -145,6 +145,11 @@ def test_fragment_names_a_bad_field(client):
     assert 'data-error-field="rate"' in html
     assert "rate: must be positive." in html
     assert "<svg" not in html
+    # Only the error is swapped in, into the results' error slot: the results of the last
+    # valid inputs stay on the page and the message says so (issue 33).
+    assert response["HX-Retarget"] == "#estimate-error-slot"
+    assert "estimate-figures" not in html
+    assert "still those of the last valid inputs" in html
 
 
 def test_full_page_without_htmx(client):

@@ -43,7 +43,7 @@ def moto_process() -> Iterator[dict]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for_port(port)
+        wait_for_port(port, process=proc)
         yield {"proc": proc, "endpoint_url": f"http://127.0.0.1:{port}"}
     finally:
         os.kill(proc.pid, signal.SIGCONT)
