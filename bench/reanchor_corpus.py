@@ -106,6 +106,23 @@ MIN_COMMITS = 4
 # Design documents live in such folders (rust-lang/rfcs text/, golang/proposal design/,
 # kubernetes/enhancements keps/); release notes and READMEs elsewhere are not design prose.
 _DESIGN_PATH = re.compile(r"^(?:text|design|keps|proposals?|rfcs?)/.+\.md$")
+# python/peps: one reStructuredText file a PEP (``pep-NNNN.txt`` at the root until 2023, then
+# ``peps/pep-NNNN.rst``; each path's history is taken as it is, renames not followed), and
+# only Standards Track PEPs (by the header of the file's newest revision): informational and
+# process PEPs are release schedules, indexes and module lists, not design prose.
+_PEP_PATH = re.compile(r"^(?:peps/)?pep-\d{4}\.(?:rst|txt)$")
+_PEP_TYPE = re.compile(r"^Type:\s*Standards Track\s*$", re.MULTILINE)
+
+
+def _design_file(repo: str, path: str) -> bool:
+    if _DESIGN_PATH.match(path):
+        return "template" not in path.lower()
+    if not _PEP_PATH.match(path):
+        return False
+    last = _git(repo, "log", "-1", "--format=%H", "HEAD", "--", path).strip()
+    text = _blob(repo, f"{last}^", path) if last else None  # the last commit may delete it
+    text = text if text is not None else (_blob(repo, last, path) if last else None)
+    return text is not None and bool(_PEP_TYPE.search(text[:2000]))
 
 # Annotations
 ANNOTATIONS_PER_PAIR = 25
@@ -212,11 +229,12 @@ def pairs_select(repos: list[tuple[str | None, str]]) -> list[dict[str, str]]:
         counts: Counter[str] = Counter()
         log = _git(repo, "log", "--no-merges", "--format=", "--name-only", "HEAD")
         for line in log.splitlines():
-            if _DESIGN_PATH.match(line) and "template" not in line.lower():
+            if _DESIGN_PATH.match(line) or _PEP_PATH.match(line):
                 counts[line] += 1
         files = sorted(
             (p for p, n in counts.items() if n >= MIN_COMMITS), key=lambda p: (-counts[p], p)
         )
+        files = [p for p in files if _design_file(repo, p)]
         taken = 0
         for path in files:
             if taken >= PAIRS_PER_REPO:
@@ -326,8 +344,18 @@ _SENT_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[A-Z0-9`\"*_\[(])")
 _WORD = re.compile(r"\S+")
 
 
-def _prose(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Sentences (raw spans, markers stripped) and heading titles of the prose."""
+_RST_RULE = re.compile(r"^([=\-~^\"'`#*+:.])\1{3,}\s*$")  # a section title's under/overline
+_RST_TABLE_RULE = re.compile(r"^\s*=+(?:\s+=+)+\s*$")  # a simple table's rule
+
+
+def _prose(
+    text: str, *, rst: bool = False
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Sentences (raw spans, markers stripped) and heading titles of the prose.
+
+    ``rst``: reStructuredText (PEPs): a line underlined by a rule is a heading; simple and grid
+    tables, directives and comments (``..``), literal blocks (after ``::``) and the RFC 822
+    header are skipped."""
     sentences: list[tuple[int, int]] = []
     headings: list[tuple[int, int]] = []
     block: list[tuple[int, int]] = []  # (line start, line end) of the current paragraph/item
@@ -348,11 +376,48 @@ def _prose(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         block.clear()
 
     fence = comment = False
+    literal: int | None = None  # rst: the indent a literal block or directive body is under
+    header, table, after_rule = rst, False, False
     pos = 0
     for line in text.splitlines(keepends=True):
         lo, pos = pos, pos + len(line)
         body = line.rstrip("\r\n")
         hi = lo + len(body)
+        if rst:
+            indent = len(body) - len(body.lstrip())
+            if header:  # the PEP's "Key: value" header, up to the first blank line
+                header = bool(body.strip())
+                continue
+            if literal is not None:
+                if not body.strip() or indent > literal:
+                    continue
+                literal = None
+            if _RST_TABLE_RULE.match(body):
+                flush()
+                table = after_rule = True
+                continue
+            if table:  # up to the blank line after a rule
+                table = bool(body.strip()) or not after_rule
+                after_rule = False
+                continue
+            if _RST_RULE.match(body):
+                if len(block) == 1:  # the title above its underline
+                    a, b = block.pop()
+                    title = text[a:b].strip()
+                    if len(title) >= 4:
+                        start = a + text[a:b].index(title)
+                        headings.append((start, start + len(title)))
+                flush()
+                continue
+            if body.lstrip().startswith(("..", "+")):
+                flush()
+                literal = indent
+                continue
+            if body.rstrip().endswith("::"):
+                literal = indent
+                block.append((lo, hi))
+                flush()
+                continue
         if _FENCE.match(body):
             flush()
             fence = not fence
@@ -435,13 +500,18 @@ def _look_alike_sentences(text: str, sentences: list[tuple[int, int]]) -> list[t
 
 
 def annotations_place(
-    text: str, seed: str, count: int = ANNOTATIONS_PER_PAIR, near: set[int] | None = None
+    text: str,
+    seed: str,
+    count: int = ANNOTATIONS_PER_PAIR,
+    near: set[int] | None = None,
+    *,
+    rst: bool = False,
 ) -> list[Annotation]:
     """``count`` annotations on ``text``; NEAR_SHARE of each kind on spans starting on a line
     in ``near`` (the lines the revision changes, and their neighbours), when there are any."""
     rng = random.Random(seed)
     line_starts = _offsets(text.splitlines(keepends=True))
-    sentences, headings = _prose(text)
+    sentences, headings = _prose(text, rst=rst)
     if not sentences:
         return []
     pools = {
@@ -726,9 +796,12 @@ def corpus_load(
         old = (folder / "old.md").read_text(encoding="utf-8")
         new = (folder / "new.md").read_text(encoding="utf-8")
         diff = _LineDiff(old, new)
-        notes = annotations_place(old, f"{seed}:{folder.name}", count, diff.near_changes())
-        truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
         entry = json.loads((folder / "pair.json").read_text())
+        rst = entry["path"].endswith((".rst", ".txt"))
+        notes = annotations_place(
+            old, f"{seed}:{folder.name}", count, diff.near_changes(), rst=rst
+        )
+        truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
         pairs.append(Pair(folder.name, entry, old, new, notes, truths))
     return pairs
 
@@ -753,6 +826,10 @@ def main() -> None:
         raise SystemExit(f"give --repo [NAME=]PATH (repeated) or set {REPOS_ENV}")
     if args.command == "select":
         chosen = pairs_select(repos)
+        # Pairs of repositories not selected anew are kept (a repository can be added alone).
+        names = {entry["repo"] for entry in chosen}
+        kept = [e for e in json.loads(args.manifest.read_text())["pairs"] if e["repo"] not in names]
+        chosen = kept + chosen
         args.manifest.write_text(json.dumps({"pairs": chosen}, indent=1) + "\n")
         print(f"{len(chosen)} pairs written to {args.manifest}")
     written = corpus_build(repos, args.out, args.manifest)

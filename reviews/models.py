@@ -293,7 +293,9 @@ class AnnotationAnchor(models.Model):
     revision.
 
     Offsets are into that revision's Markdown; orphaned anchors and whole-document annotations
-    have none. `manual` marks a passage the user re-attached by hand.
+    have none. `manual` marks a passage the user re-attached by hand, stored `reattached`: the
+    other statuses say what re-anchoring found (`exact`: the passage the revision diff keeps,
+    unchanged, wherever it now sits; `moved`: the same words found elsewhere).
     """
 
     class Status(models.TextChoices):
@@ -301,6 +303,7 @@ class AnnotationAnchor(models.Model):
         MOVED = "moved", "Moved"
         FUZZY = "fuzzy", "Fuzzy"
         ORPHANED = "orphaned", "Orphaned"
+        REATTACHED = "reattached", "Re-attached by hand"
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="anchors")
     revision = models.ForeignKey(DocRevision, on_delete=models.PROTECT, related_name="anchors")

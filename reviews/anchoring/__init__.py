@@ -5,7 +5,8 @@ TextPositionSelector (start/end: Python ``str`` offsets into the old Markdown so
 revision we decide where it is now, in the order the design asks for:
 
 1. map the old span through the revision diff: an untouched span whose context still checks
-   out lands as ``exact`` (same offsets) or ``moved`` (shifted);
+   out lands as ``exact``, whatever text was added or removed around it (its offsets shift
+   with them); the same words found anywhere else are ``moved``;
 2. search the quote verbatim (whitespace-insensitive), preferring where the diff put the
    passage, then its prefix/suffix similarity and proximity;
 3. search fuzzily where the diff put the passage, where pieces of the quote survive, and with
@@ -67,7 +68,9 @@ def anchor_locate(
     """Re-anchor one annotation from ``old_text`` onto ``new_text``.
 
     Guarantees: ``exact``/``moved`` anchors satisfy ``new_text[start:end] == selector.exact``
-    (score 1.0), ``exact`` also keeps the offsets; ``fuzzy`` anchors passed the minimum
+    (score 1.0), ``exact`` also sits where the revision diff maps the old span (the passage
+    the diff keeps, offsets shifted by the edits before it; the old offsets when the stored
+    span is not the quote); ``fuzzy`` anchors passed the minimum
     similarity for the quote and its context (score = quote similarity in (0, 1)); a passage
     kept unchanged elsewhere in the old text never captures the annotation. Anything else is
     ``orphaned``. ``diffs`` may be a shared ``anchor_diff_compute`` result for the same texts.

@@ -120,6 +120,15 @@ class _Locator:
             self.region = (self.expected, self.expected)
 
     @cached_property
+    def _mapped(self) -> tuple[int, int]:
+        """Where the revision diff puts the passage's two ends: a verbatim landing there is the
+        passage the diff keeps (``exact``), however far text added or removed above shifted
+        it. Without the passage in the old text, its stored offsets."""
+        if self.bounds is None:
+            return self.selector.start, self.selector.end
+        return self.bounds[0].pos, self.bounds[1].pos
+
+    @cached_property
     def wide_before(self) -> str:
         """Folded old text just before the passage (the stored prefix if it is not there)."""
         if self.own is None:
@@ -160,11 +169,11 @@ class _Locator:
     # ---- evidence about a candidate
 
     def _verbatim(self, start: int, end: int) -> Anchor:
-        """The anchor for a raw span: moved/exact if its text is the quote, else fuzzy."""
+        """The anchor for a raw span: exact/moved if its text is the quote, else fuzzy."""
         start, end = self._snap(start, end)
         sel, text = self.selector, self.revision.new[start:end]
         if text == sel.exact:
-            status: Status = "exact" if (start, end) == (sel.start, sel.end) else "moved"
+            status: Status = "exact" if (start, end) == self._mapped else "moved"
             return Anchor(status=status, start=start, end=end, score=1.0)
         score = round(min(text_similarity(sel.exact, text), 0.9999), 4)
         return Anchor(status="fuzzy", start=start, end=end, score=score)

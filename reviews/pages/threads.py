@@ -257,8 +257,9 @@ def _segments(row: Row, side: str, markers: tuple[Marker, ...]) -> tuple[Segment
     )
 
 
-# What the page marks: annotations whose place changed. `exact` (same offsets) is left plain.
-MARKED_STATUSES = ("moved", "fuzzy", "orphaned")
+# What the page marks: annotations whose place changed. `exact` (the passage the diff keeps) is
+# left plain.
+MARKED_STATUSES = ("moved", "fuzzy", "orphaned", "reattached")
 
 
 def diff_rows_view(

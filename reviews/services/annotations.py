@@ -448,7 +448,7 @@ def annotation_reattach(
 
     The annotation's author or the document's author may do this, also after submission: it
     says where the comment belongs in a newer text, not what the review said. The anchor is
-    stored as `moved` (score 1: the user's word) and `manual`; from then on that passage is
+    stored as `reattached` (score 1: the user's word) and `manual`; from then on that passage is
     what later revisions are compared with, and their computed anchors are recomputed.
     """
     annotation = Annotation.objects.select_related("revision__doc").get(pk=annotation.pk)
@@ -469,7 +469,7 @@ def annotation_reattach(
     if span is None:
         raise SelectorInvalid("position: required.", field="position")
     start, end = span
-    status, score = AnnotationAnchor.Status.MOVED, 1.0
+    status, score = AnnotationAnchor.Status.REATTACHED, 1.0
     anchor, _ = AnnotationAnchor.objects.update_or_create(
         annotation=annotation,
         revision=revision,

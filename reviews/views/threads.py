@@ -222,7 +222,7 @@ def revision_diff_view(request: HtmxHttpRequest, doc_id: int) -> HttpResponse:
             "new": new,
             "diff": diff,
             "items": diff_rows_view(diff, annotations, new_revision_number=new.number),
-            "moved_count": sum(1 for m in marks if m.status in ("moved", "fuzzy")),
+            "moved_count": sum(1 for m in marks if m.status in ("moved", "fuzzy", "reattached")),
             "orphaned_count": sum(1 for m in marks if m.status == "orphaned"),
         },
     )

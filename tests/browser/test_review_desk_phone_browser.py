@@ -423,13 +423,13 @@ def test_an_orphan_is_reattached_from_the_document_page_by_selecting_its_passage
         with page.expect_event("load"):
             button.click()
         anchor = AnnotationAnchor.objects.get(annotation=orphan, revision=r2)
-        assert (anchor.status, anchor.manual) == ("moved", True)
+        assert (anchor.status, anchor.manual) == ("reattached", True)
         body = revision_text(revision=r2)
         assert body[anchor.start : anchor.end] in (new_passage, new_passage.rstrip("."))
         card = page.locator(f"#ann-{orphan.pk}")
         card.wait_for()
         assert "re-attached by hand" in card.locator(".anchor-status").inner_text()
-        assert "r2 moved (by hand)" in card.locator(".ann-trail").inner_text()
+        assert "r2 re-attached by hand" in card.locator(".ann-trail").inner_text()
         card.scroll_into_view_if_needed()
         page.screenshot(path=artifacts_dir / f"{width}-reattached-card.png")
     finally:

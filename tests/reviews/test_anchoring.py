@@ -304,7 +304,7 @@ SCENARIOS: list[Scenario] = [
         "paragraph inserted far before",
         EVICTED,
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         EVICTED,
     ),
     S(
@@ -318,7 +318,7 @@ SCENARIOS: list[Scenario] = [
         "sentence inserted right before",
         EVICTED,
         insert_before("Evicted sequences", "Eviction is per sequence, never per block. "),
-        "moved",
+        "exact",
         EVICTED,
     ),
     S(
@@ -412,7 +412,7 @@ SCENARIOS: list[Scenario] = [
             insert_after("## Context\n\n", NEW_CONTEXT),
             sub("running usage count.", "running usage count and a sequence number."),
         ),
-        "moved",
+        "exact",
         DUP,
         quote_after="## Failure modes",
         landed_after="## Failure modes",
@@ -421,7 +421,7 @@ SCENARIOS: list[Scenario] = [
         "duplicate: 2nd copy, 1st deleted",
         DUP,
         sub(DUP + "\n", "", after="## API"),
-        "moved",
+        "exact",
         DUP,
         quote_after="## Failure modes",
         landed_after="## Failure modes",
@@ -443,7 +443,7 @@ SCENARIOS: list[Scenario] = [
             "Requests over the context window get HTTP 413 before reaching a GPU.",
             after="## API",
         ),
-        "moved",
+        "exact",
         DUP,
         quote_after="## Failure modes",
         landed_after="## Failure modes",
@@ -461,7 +461,7 @@ SCENARIOS: list[Scenario] = [
         "duplicate: short quote in 2nd copy",
         "HTTP 413",
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         "HTTP 413",
         quote_after="## Failure modes",
         landed_after="## Failure modes",
@@ -470,7 +470,7 @@ SCENARIOS: list[Scenario] = [
         "heading above renamed",
         TENANT_KEYS,
         sub("## Security\n", "## Security and privacy\n"),
-        "moved",
+        "exact",
         TENANT_KEYS,
     ),
     S(
@@ -480,7 +480,7 @@ SCENARIOS: list[Scenario] = [
         "fuzzy",
         "Rollout & rollback",
     ),
-    S("CRLF to LF, single-line quote", LAST_LINE, to_lf, "moved", LAST_LINE, old=to_crlf),
+    S("CRLF to LF, single-line quote", LAST_LINE, to_lf, "exact", LAST_LINE, old=to_crlf),
     S(
         "CRLF to LF, multi-line quote",
         "The proxies\r\ndisagree on timeouts, retry rules and quota",
@@ -517,7 +517,7 @@ SCENARIOS: list[Scenario] = [
         "non-ASCII quote, text inserted before",
         "starting with Zürich, behind a per-tenant flag",
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         "starting with Zürich, behind a per-tenant flag",
     ),
     S(
@@ -531,7 +531,7 @@ SCENARIOS: list[Scenario] = [
         "short emoji quote, text inserted before",
         "gateway 🚦 —",
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         "gateway 🚦 —",
     ),
     S(
@@ -545,7 +545,7 @@ SCENARIOS: list[Scenario] = [
         "very start, front matter inserted",
         TITLE,
         lambda t: "---\ntitle: gateway\n---\n\n" + t,
-        "moved",
+        "exact",
         TITLE,
     ),
     S(
@@ -559,7 +559,7 @@ SCENARIOS: list[Scenario] = [
         "very end, edits before",
         LAST_LINE,
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         LAST_LINE,
     ),
     S(
@@ -607,7 +607,7 @@ SCENARIOS: list[Scenario] = [
         "short quote, edits before",
         "40 GB",
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         "40 GB",
     ),
     S(
@@ -651,7 +651,7 @@ SCENARIOS: list[Scenario] = [
         "stale stored offsets",
         TENANT_KEYS,
         insert_after("## Context\n\n", NEW_CONTEXT),
-        "moved",
+        "exact",
         TENANT_KEYS,
         tamper=lambda s: replace(s, start=s.start + 3, end=s.end + 3),
     ),
@@ -871,7 +871,7 @@ def test_quote_not_in_old_text_is_still_searched() -> None:
         end=10**6 + 5,
     )
     anchor = anchor_locate(selector=selector, old_text=DOC, new_text=DOC)
-    assert (anchor.status, anchor.start) == ("moved", start)
+    assert (anchor.status, anchor.start) == ("exact", start)
 
 
 # --------------------------------------------------------------------------- helpers' contracts
@@ -921,7 +921,7 @@ def test_offsets_are_str_indices_not_bytes() -> None:
     new = "Ünïcödé 🚀 preface.\n\n" + DOC
     selector = selector_from_position(text=DOC, start=start, end=start + len(quote))
     anchor = anchor_locate(selector=selector, old_text=DOC, new_text=new)
-    assert anchor.status == "moved"
+    assert anchor.status == "exact"  # untouched: the diff keeps it, shifted
     assert new[anchor.start : anchor.end] == quote
     assert anchor.start == start + len("Ünïcödé 🚀 preface.\n\n")
 

@@ -100,7 +100,8 @@ def test_new_revision_via_api_triggers_reanchoring(
     anchors = api_client_for(review.reviewer).get(f"/api/v1/annotations/{annotation.pk}/anchors/")
     assert anchors.status_code == 200
     body = anchors.json()
-    assert [(a["revision"], a["status"]) for a in body] == [(r1.pk, "exact"), (r2, "moved")]
+    # Untouched by the revision: still `exact`, its offsets shifted by the new preface.
+    assert [(a["revision"], a["status"]) for a in body] == [(r1.pk, "exact"), (r2, "exact")]
     assert body[1]["start"] == body[0]["start"] + len("# Preface\n\nA new first paragraph.\n\n")
     assert body[1]["score"] == 1.0
 
@@ -139,7 +140,7 @@ def test_annotations_chain_from_their_latest_anchored_revision(
     # r3 is mapped from r1 (the last revision where it was anchored), not from the orphan.
     assert anchor_in(annotation, r3).status == "exact"
     landed = anchor_in(annotation, r4)
-    assert landed.status == "moved"
+    assert landed.status == "exact"  # a preface added above leaves the passage untouched
     assert r4_text[landed.start : landed.end] == TENANT
 
 
@@ -170,7 +171,7 @@ def test_annotation_on_an_older_revision_is_anchored_onto_later_ones(
         r2, _ = doc_revision_create(actor=author, doc=doc, body="# Preface\n\n" + DOC)
     with django_capture_on_commit_callbacks(execute=True):
         annotation = annotate(review, KV, area="scale-cost")  # review of r1, made after r2
-    assert anchor_in(annotation, r2).status == "moved"
+    assert anchor_in(annotation, r2).status == "exact"
 
 
 def test_an_orphan_reattached_by_hand_and_later_revisions_follow(
@@ -195,11 +196,12 @@ def test_an_orphan_reattached_by_hand_and_later_revisions_follow(
             actor=review.reviewer, annotation=annotation, revision=r2, start=start, end=end
         )
     assert anchor.manual
-    assert anchor.status == "moved"
+    assert anchor.status == "reattached"
     assert (anchor.start, anchor.end) == (start, end)
-    # r3 is recomputed from the re-attached passage, which is now what it is compared with.
+    # r3 is recomputed from the re-attached passage, which is now what it is compared with:
+    # the preface above leaves it untouched.
     follow = anchor_in(annotation, r3)
-    assert follow.status == "moved"
+    assert follow.status == "exact"
     assert not follow.manual
     assert follow.start == start + len("# Preface\n\n")
 
@@ -212,5 +214,59 @@ def test_anchoring_a_revision_fills_earlier_gaps_first(setup, author):
     r3, _ = doc_revision_create(actor=author, doc=doc, body="# A\n\n# B\n\n" + DOC)
     assert not AnnotationAnchor.objects.filter(revision__in=[r2, r3]).exists()
     assert revision_anchors_write(revision=r3) == 2
-    assert anchor_in(annotation, r2).status == "moved"
-    assert anchor_in(annotation, r3).status == "moved"
+    assert anchor_in(annotation, r2).status == "exact"
+    assert anchor_in(annotation, r3).status == "exact"
+
+
+def test_untouched_passages_stay_exact_when_the_revision_edits_around_them(
+    setup, author, django_capture_on_commit_callbacks
+):
+    # Issue #36: a revision that adds a preface, rewords one sentence between two annotated
+    # passages and moves a section leaves the two passages it did not touch `exact` (where
+    # the diff keeps them, offsets shifted), and only the passage that changed place `moved`.
+    doc, r1, review = setup
+    first = annotate(review, ROLLBACK, area="rollout-rollback")
+    second = annotate(review, SCHEDULER_DOWN.strip(), area="failure-modes")
+    moved = annotate(review, KV, area="scale-cost")
+    new_text = "# Preface\n\nWhy this document changed.\n\n" + move_kv_paragraph(DOC).replace(
+        TENANT, "Tenant keys are hashed at rest and always compared in constant time."
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        r2, _ = doc_revision_create(actor=author, doc=doc, body=new_text)
+    for annotation in (first, second):
+        landed = anchor_in(annotation, r2)
+        assert landed.status == "exact", annotation.exact
+        assert new_text[landed.start : landed.end] == annotation.exact
+        assert landed.start != annotation.start  # shifted: the old rule said `moved`
+    landed = anchor_in(moved, r2)
+    assert landed.status == "moved"
+    assert new_text[landed.start : landed.end] == KV
+
+
+def test_a_reattach_through_the_api_is_stored_and_listed_as_reattached(
+    setup, author, django_capture_on_commit_callbacks
+):
+    doc, r1, review = setup
+    annotation = annotate(review, ROLLBACK, area="rollout-rollback")
+    r2_text = DOC.replace(
+        "Rollback flips\nthe flag back to the legacy proxy; in-flight streams finish on the gateway.",
+        "To undo a region we switch its DNS back; streams in flight are cut.",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        r2, _ = doc_revision_create(actor=author, doc=doc, body=r2_text)
+    assert anchor_in(annotation, r2).status == "orphaned"
+    start, end = span_of(r2_text, "To undo a region we switch its DNS back")
+    api = api_client_for(review.reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            f"/api/v1/annotations/{annotation.pk}/reattach/",
+            {"revision": r2.pk, "position": {"start": start, "end": end}},
+            format="json",
+        )
+    assert response.status_code == 200, response.json()
+    assert (response.json()["status"], response.json()["manual"]) == ("reattached", True)
+    listed = api.get(f"/api/v1/annotations/{annotation.pk}/anchors/").json()
+    assert [(a["revision"], a["status"], a["start"]) for a in listed] == [
+        (r1.pk, "exact", annotation.start),
+        (r2.pk, "reattached", start),
+    ]

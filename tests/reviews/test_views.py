@@ -8,7 +8,13 @@ from django.test import Client
 
 from reviews.models import ChecklistItem, DesignDoc, DocRevision, Review
 from reviews.seed import SYSTEM_USERNAME, practice_docs_load
-from reviews.services import annotation_update, doc_revision_create, review_submit, review_update
+from reviews.services import (
+    annotation_reattach,
+    annotation_update,
+    doc_revision_create,
+    review_submit,
+    review_update,
+)
 from tests.factories import make_user
 from tests.reviews.factories import DOC, annotate, make_review
 
@@ -177,7 +183,7 @@ def test_submit_then_read_only_for_everyone(review, reviewer, author):
 def test_revision_switcher_shows_where_annotations_landed(
     review, reviewer, author, django_capture_on_commit_callbacks
 ):
-    moved = annotate(review, "Each decode replica holds a 40 GB paged KV cache", area="scale-cost")
+    kept = annotate(review, "Each decode replica holds a 40 GB paged KV cache", area="scale-cost")
     orphan = annotate(review, TENANT, area="security", body="Rotation?")
     review_submit(actor=reviewer, review=review)
     with django_capture_on_commit_callbacks(execute=True):
@@ -186,11 +192,12 @@ def test_revision_switcher_shows_where_annotations_landed(
         )
     html = client_for(reviewer).get(f"/reviews/r/{review.pk}/?r={r2.number}").content.decode()
     assert "Orphans in r2" in html
-    assert f'data-ann-id="{moved.pk}" data-anchor-status="moved"' in html
+    # untouched by the revision (only shifted by the preface): still exact
+    assert f'data-ann-id="{kept.pk}" data-anchor-status="exact"' in html
     assert f'data-ann-id="{orphan.pk}" data-anchor-status="orphaned"' in html
     assert "r1 exact</span> → <span" in html
-    assert "r2 moved" in html
-    assert f'data-ann="{moved.pk}"' in html
+    assert "r2 exact" in html
+    assert f'data-ann="{kept.pk}"' in html
     assert f'data-ann="{orphan.pk}"' not in html
     # the orphan's own author may re-attach it
     assert f'data-reattach="/api/v1/annotations/{orphan.pk}/reattach/"' in html
@@ -324,3 +331,34 @@ def test_missing_title_is_reported_at_the_field(author):
     assert 'aria-invalid="true"' in field[: field.index(">")]
     assert '<p class="field-error" id="title-error" role="alert">' in html
     assert 'class="form-errors"' not in html
+
+
+def test_a_hand_reattached_anchor_is_shown_as_such(
+    review, reviewer, author, django_capture_on_commit_callbacks
+):
+    orphan = annotate(review, TENANT, area="security", body="Rotation?")
+    review_submit(actor=reviewer, review=review)
+    replacement = "Tenant secrets live in the vault and rotate weekly."
+    with django_capture_on_commit_callbacks(execute=True):
+        r2, _ = doc_revision_create(
+            actor=author, doc=review.revision.doc, body=DOC.replace(TENANT, replacement)
+        )
+    body = DOC.replace(TENANT, replacement)
+    start = body.index(replacement)
+    with django_capture_on_commit_callbacks(execute=True):
+        annotation_reattach(
+            actor=reviewer,
+            annotation=orphan,
+            revision=r2,
+            start=start,
+            end=start + len(replacement),
+        )
+    html = client_for(reviewer).get(f"/reviews/r/{review.pk}/?r={r2.number}").content.decode()
+    assert f'data-ann-id="{orphan.pk}" data-anchor-status="reattached"' in html
+    badge = re.search(
+        r'<span class="anchor-status anchor-reattached" title="Where[^>]*>([^<]*)<', html
+    )
+    assert badge is not None and badge.group(1) == "re-attached by hand"
+    assert "1 re-attached by hand</span>" in html  # the counts above the cards
+    assert "r2 re-attached by hand</span>" in html
+    assert "None: every annotation found its passage." in html  # no longer an orphan
