@@ -17,7 +17,7 @@ from django.db.models import Count, Q, QuerySet
 
 from common.auth import Viewer
 from common.selectors import object_id_parse
-from playground.models import Role, Run
+from playground.models import PromptVersion, Role, Run
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import NotFound
@@ -70,6 +70,24 @@ def testset_list_for_prompt(*, prompt_id: int) -> QuerySet[TestSet]:
 
 def testset_rows(*, revision: TestSetRevision) -> list[TestCase]:
     return list(revision.rows.order_by("position"))
+
+
+def testset_version_for_export(*, testset: TestSet, version: object) -> PromptVersion | None:
+    """The version of the test set's prompt a promptfoo export runs: the one named (a 400 when
+    it is not a version of this prompt), else the newest; None when the prompt has none."""
+    from .exceptions import EvalInvalid
+
+    versions = PromptVersion.objects.filter(prompt_id=testset.prompt_id)
+    if version in (None, ""):
+        return versions.order_by("-number").first()
+    try:
+        pk = int(str(version))
+    except ValueError:
+        raise EvalInvalid("version: the id of a version of this prompt.", field="version") from None
+    found = versions.filter(pk=pk).first()
+    if found is None:
+        raise EvalInvalid("version: not a version of this prompt.", field="version")
+    return found
 
 
 def evaluation_get_for_user(*, user: Viewer, evaluation_id: object) -> EvaluationAccess:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib import messages
@@ -42,6 +43,7 @@ from .services import (
     evaluation_create,
     grader_types,
     graders_registered,
+    row_json,
     testset_create,
     testset_import_file,
     testset_revise,
@@ -152,7 +154,11 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
         if request.POST.get("action") == "testset":
             upload = request.FILES.get("file")
             rows = (
-                testset_import_file(upload=upload)
+                testset_import_file(
+                    actor=request_actor(request),
+                    upload=upload,
+                    judge_version=_judge_version(request.POST),
+                )
                 if upload
                 else [RowInput(variables={}, expected="", note="")]
             )
@@ -189,10 +195,16 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
 # --- test sets --------------------------------------------------------------------------------
 
 
-def _rows_from_form(post: Any) -> list[dict[str, Any]]:
+def _judge_version(post: Any) -> int | None:
+    raw = post.get("judge_version", "").strip()
+    return int(_number(raw, "judge_version")) if raw else None
+
+
+def _rows_from_form(post: Any, existing: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """The table editor's fields → rows: `col` (the variable names, in column order), then per
     row `var-<i>-<j>`, `expected-<i>`, `note-<i>`; a row whose `delete-<i>` is ticked, or whose
-    every cell is blank, is left out."""
+    every cell is blank, is left out. Row i of `existing` (the revision the form showed) keeps
+    its own graders and threshold, which the table does not edit."""
     columns = [name.strip() for name in post.getlist("col")]
     count = int(post.get("rows", "0")) if post.get("rows", "0").isdigit() else 0
     rows = []
@@ -205,6 +217,11 @@ def _rows_from_form(post: Any) -> list[dict[str, Any]]:
             "expected": post.get(f"expected-{i}", ""),
             "note": post.get(f"note-{i}", ""),
         }
+        if i < len(existing):
+            kept = row_json(existing[i])
+            for key in ("graders", "threshold"):
+                if key in kept:
+                    row[key] = kept[key]
         if any(variables.values()) or row["expected"] or row["note"]:
             rows.append(row)
     return rows
@@ -237,16 +254,21 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
         if request.POST.get("action") == "import":
             upload = request.FILES.get("file")
             if upload is None:
-                raise DomainError("Choose a CSV or JSONL file to import.", field="file")
-            imported = testset_import_file(upload=upload)
-            kept = [
-                RowInput(variables=r.variables, expected=r.expected, note=r.note)
-                for r in testset_rows(revision=access.revision)
-            ]
+                raise DomainError(
+                    "Choose a CSV, JSONL or promptfooconfig.yaml file to import.", field="file"
+                )
+            imported = testset_import_file(
+                actor=request_actor(request),
+                upload=upload,
+                judge_version=_judge_version(request.POST),
+            )
+            kept = testset_rows_parse([row_json(r) for r in testset_rows(revision=access.revision)])
             rows = kept + imported
             message = f"Imported {len(imported)} rows from {upload.name}"
         else:
-            rows = testset_rows_parse(_rows_from_form(request.POST))
+            rows = testset_rows_parse(
+                _rows_from_form(request.POST, testset_rows(revision=access.revision))
+            )
             message = request.POST.get("message", "")
         revision = testset_revise(
             actor=request_actor(request),
@@ -282,7 +304,7 @@ def _row_save(request: HttpRequest, run_access: RunAccess, row: RowInput) -> Tes
     if access.testset.prompt_id != prompt.pk:
         raise NotFound
     rows = testset_rows(revision=access.revision)
-    kept = [RowInput(r.variables, r.expected, r.note) for r in rows]
+    kept = testset_rows_parse([row_json(r) for r in rows])
     return testset_revise(
         actor=request_actor(request),
         testset=access.testset,
