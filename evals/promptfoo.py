@@ -538,4 +538,6 @@ def promptfoo_export(
 
 def _provider_config(content: Mapping[str, Any]) -> dict[str, Any]:
     params = content.get("params") or {}
-    return {k: params[k] for k in ("temperature", "max_tokens", "top_p") if k in params}
+    return {
+        k: params[k] for k in ("temperature", "max_tokens", "top_p") if params.get(k) is not None
+    }

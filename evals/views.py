@@ -147,27 +147,27 @@ def prompt_evals_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     return render(request, "evals/prompt_evals.html", {"section": "playground", "page": page})
 
 
+def _new_testset_rows(request: HttpRequest) -> list[RowInput]:
+    """A new test set's rows: the uploaded file's, or one blank row to start the table."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        return [RowInput(variables={}, expected="", note="")]
+    return testset_import_file(
+        actor=request_actor(request), upload=upload, judge_version=_judge_version(request.POST)
+    )
+
+
 def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
     prompt = access.prompt
     here = reverse("evals:prompt", args=[prompt.pk])
     try:
         if request.POST.get("action") == "testset":
-            upload = request.FILES.get("file")
-            rows = (
-                testset_import_file(
-                    actor=request_actor(request),
-                    upload=upload,
-                    judge_version=_judge_version(request.POST),
-                )
-                if upload
-                else [RowInput(variables={}, expected="", note="")]
-            )
             revision = testset_create(
                 actor=request_actor(request),
                 prompt=prompt,
                 role=access.role,
                 name=request.POST.get("name", ""),
-                rows=rows,
+                rows=_new_testset_rows(request),
             )
             return redirect("evals:testset", testset_id=revision.testset_id)
         testset = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
