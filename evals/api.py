@@ -25,7 +25,9 @@ from playground.models import LABEL_NAME_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import EvalInvalid, NotFound
+from .graders import grader_spec_request
 from .models import Evaluation, TestSetRevision
+from .promptfoo import CONFIG_MAX_BYTES, is_promptfoo_file
 from .selectors import (
     evaluation_get_for_user,
     evaluation_list_for_prompt,
@@ -34,12 +36,16 @@ from .selectors import (
     testset_get_for_user,
     testset_list_for_prompt,
     testset_rows,
+    testset_version_for_export,
 )
 from .services import (
     evaluation_cancel,
     evaluation_create,
+    promptfoo_rows,
+    row_json,
     testset_create,
     testset_export,
+    testset_export_promptfoo,
     testset_import_file,
     testset_revise,
     testset_rows_parse,
@@ -55,6 +61,14 @@ class RowSerializer(serializers.Serializer[dict[str, Any]]):
     variables = serializers.DictField(child=serializers.CharField(allow_blank=True))
     expected = serializers.CharField(allow_blank=True)
     note = serializers.CharField(allow_blank=True)
+    graders = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Graders for this row alone (`[{type, ...}]`), after the evaluation's.",
+    )
+    threshold = serializers.FloatField(
+        allow_null=True,
+        help_text="With one (> 0), the row's cells pass when their weighted score reaches it.",
+    )
 
 
 class TestSetSerializer(serializers.Serializer[dict[str, Any]]):
@@ -81,16 +95,24 @@ def _testset_body(testset_id: int, revision: TestSetRevision, latest: int) -> di
         "rows": [
             {
                 "position": r.position,
-                "variables": r.variables,
-                "expected": r.expected,
-                "note": r.note,
+                **row_json(r),
+                "graders": [grader_spec_request(g) for g in r.graders],
+                "threshold": r.threshold,
             }
             for r in rows
         ],
     }
 
 
-ROWS_HELP = "A list of `{variables: {name: text}, expected?: text, note?: text}`."
+ROWS_HELP = (
+    "A list of `{variables: {name: text}, expected?: text, note?: text, graders?: [{type, ...}],"
+    " threshold?: number}`."
+)
+FILE_HELP = (
+    "CSV (a header row; `expected` and `note` columns), JSONL, or a promptfoo config:"
+    " `promptfooconfig.yaml`, or promptfoo's CSV with `__expected` columns (docs/evals.md)."
+)
+JUDGE_HELP = "The prompt version that grades the config's `llm-rubric` assertions."
 
 
 class TestSetListCreateApi(APIView):
@@ -196,21 +218,68 @@ class TestSetReviseApi(APIView):
         return Response(TestSetSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
+class PromptfooImportApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(StrictSerializer):
+        file = serializers.FileField(help_text=FILE_HELP)
+        name = serializers.CharField(
+            required=False,
+            max_length=TITLE_MAX_CHARS,
+            help_text="Default: the config's `description`, else the file's name.",
+        )
+        judge_version = serializers.IntegerField(required=False, min_value=1, help_text=JUDGE_HELP)
+
+    @extend_schema(
+        summary="Create a test set from a promptfoo config",
+        description="`tests[].vars` become rows, `assert` (after `defaultTest.assert`) each"
+        " row's graders, `threshold` its threshold. An assertion type with no Redline grader is"
+        " a 400 naming it. Editors and owners.",
+        request={"multipart/form-data": InputSerializer},
+        responses={201: TestSetSerializer},
+    )
+    def post(self, request: Request, prompt_id: int) -> Response:
+        access = prompt_access_get_for_user(
+            user=request.user, prompt_id=prompt_id, min_role=Role.VIEWER
+        )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        name = upload.name or "promptfooconfig.yaml"
+        if not is_promptfoo_file(filename=name, head=b""):
+            name = name + ".yaml"  # this endpoint reads promptfoo configs only
+        imported = promptfoo_rows(
+            actor=request_actor(request),
+            data=upload.read(CONFIG_MAX_BYTES + 1),
+            filename=name,
+            judge_version=data.validated_data.get("judge_version"),
+        )
+        revision = testset_create(
+            actor=request_actor(request),
+            prompt=access.prompt,
+            role=access.role,
+            name=data.validated_data.get("name")
+            or (imported.description or upload.name or "promptfoo tests")[:TITLE_MAX_CHARS],
+            rows=imported.rows,
+        )
+        body = _testset_body(revision.testset_id, revision, revision.number)
+        return Response(TestSetSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
 class TestSetImportApi(APIView):
     parser_classes = [MultiPartParser]
 
     class InputSerializer(StrictSerializer):
-        file = serializers.FileField(
-            help_text="CSV (a header row; `expected` and `note` columns) or JSONL."
-        )
+        file = serializers.FileField(help_text=FILE_HELP)
         mode = serializers.ChoiceField(
             choices=["append", "replace"],
             default="append",
             help_text="Add to the rows, or replace them.",
         )
+        judge_version = serializers.IntegerField(required=False, min_value=1, help_text=JUDGE_HELP)
 
     @extend_schema(
-        summary="Import rows from CSV or JSONL as a new revision",
+        summary="Import rows from CSV, JSONL or a promptfoo config as a new revision",
         request={"multipart/form-data": InputSerializer},
         responses={201: TestSetSerializer},
     )
@@ -219,7 +288,11 @@ class TestSetImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        imported = testset_import_file(upload=upload)
+        imported = testset_import_file(
+            actor=request_actor(request),
+            upload=upload,
+            judge_version=data.validated_data.get("judge_version"),
+        )
         revision = testset_revise(
             actor=request_actor(request),
             testset=access.testset,
@@ -240,13 +313,23 @@ class TestSetExportApi(APIView):
 
     @extend_schema(
         summary="Download a test set's rows",
+        description="`format=promptfoo`: the rows and their graders as a promptfooconfig.yaml"
+        " running `version` (default: the newest) — a 400 names a grader promptfoo has no"
+        " assertion for.",
         parameters=[
-            OpenApiParameter("format", str, enum=["csv", "jsonl"], required=False),
+            OpenApiParameter("format", str, enum=["csv", "jsonl", "promptfoo"], required=False),
             OpenApiParameter("revision", {"type": "integer", "minimum": 1}, required=False),
+            OpenApiParameter(
+                "version",
+                {"type": "integer", "minimum": 1},
+                required=False,
+                description="format=promptfoo: the version of this prompt the config runs.",
+            ),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/jsonl"): OpenApiTypes.STR,
+            (200, "application/yaml"): OpenApiTypes.STR,
         },
     )
     def get(self, request: Request, testset_id: int) -> HttpResponse:
@@ -254,8 +337,22 @@ class TestSetExportApi(APIView):
             user=request.user, testset_id=testset_id, revision=request.query_params.get("revision")
         )
         fmt = request.query_params.get("format", "csv")
-        if fmt not in ("csv", "jsonl"):
-            raise EvalInvalid("format: csv or jsonl.", field="format")
+        if fmt not in ("csv", "jsonl", "promptfoo"):
+            raise EvalInvalid("format: csv, jsonl or promptfoo.", field="format")
+        if fmt == "promptfoo":
+            version = testset_version_for_export(
+                testset=access.testset, version=request.query_params.get("version")
+            )
+            text = testset_export_promptfoo(
+                testset=access.testset,
+                revision=access.revision,
+                rows=testset_rows(revision=access.revision),
+                version=version,
+                source_url=request.build_absolute_uri(request.path),
+            )
+            response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+            response["Content-Disposition"] = 'attachment; filename="promptfooconfig.yaml"'
+            return response
         text = testset_export(
             revision=access.revision, rows=testset_rows(revision=access.revision), fmt=fmt
         )

@@ -6,6 +6,11 @@ urlpatterns = [
     path(
         "prompts/<int:prompt_id>/testsets/", api.TestSetListCreateApi.as_view(), name="api-testsets"
     ),
+    path(
+        "prompts/<int:prompt_id>/testsets/import/",
+        api.PromptfooImportApi.as_view(),
+        name="api-testsets-import",
+    ),
     path("testsets/<int:testset_id>/", api.TestSetDetailApi.as_view(), name="api-testset"),
     path(
         "testsets/<int:testset_id>/revisions/",

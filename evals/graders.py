@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import jsonschema
@@ -33,6 +33,13 @@ PATTERN_MAX_CHARS: Final = 2_000
 VALUE_MAX_CHARS: Final = 100_000
 RUBRIC_MAX_CHARS: Final = 20_000
 GRADERS_MAX: Final = 20
+VALUES_MAX: Final = 100
+WEIGHT_MAX: Final = 1_000.0
+METRIC_MAX_CHARS: Final = 100
+LEVENSHTEIN_DEFAULT: Final = 5.0  # promptfoo's default distance
+LEVENSHTEIN_MAX: Final = 1_000
+LEVENSHTEIN_WORK_MAX: Final = 5_000_000  # table cells one grade may compute
+JSON_OBJECTS_MAX: Final = 1_000
 REASON_MAX_CHARS: Final = 2_000
 
 
@@ -47,6 +54,7 @@ class CellOutcome:
     expected: str = ""
     response_format: Mapping[str, Any] | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
+    cost_usd: float | None = None  # None unless EVAL_PRICES names the cell's model
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,11 @@ class GraderSpec:
     value: str | None = None
     limit: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Settings every type takes (a promptfoo assertion's): the weight of this grader in the
+    # cell's score, a metric name its score is reported under, and `negate` (the `not-` forms).
+    weight: float = 1.0
+    metric: str = ""
+    negate: bool = False
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"type": self.type, **self.options}
@@ -99,6 +112,12 @@ class GraderSpec:
             body["value"] = self.value
         if self.limit is not None:
             body["limit"] = self.limit
+        if self.weight != 1.0:
+            body["weight"] = self.weight
+        if self.metric:
+            body["metric"] = self.metric
+        if self.negate:
+            body["negate"] = True
         return body
 
 
@@ -138,8 +157,39 @@ def _flag(spec: Mapping[str, Any], key: str, where: str) -> bool:
 
 def _parse_compare(spec: Mapping[str, Any], where: str) -> GraderSpec:
     value = _text(spec, "value", where, max_chars=VALUE_MAX_CHARS)
-    options = {"ignore_case": _flag(spec, "ignore_case", where)}
+    options: dict[str, Any] = {"ignore_case": _flag(spec, "ignore_case", where)}
+    if spec["type"] == "equals" and spec.get("trim", True) is not True:
+        # `trim: false`: exact equality (promptfoo's `equals`); by default both sides are trimmed
+        options["trim"] = _flag(spec, "trim", where)
     return GraderSpec(type=spec["type"], value=value, options=options)
+
+
+def _parse_many(spec: Mapping[str, Any], where: str) -> GraderSpec:
+    values = spec.get("values")
+    if (
+        not isinstance(values, list)
+        or not 1 <= len(values) <= VALUES_MAX
+        or not all(isinstance(v, str) and 0 < len(v) <= VALUE_MAX_CHARS for v in values)
+    ):
+        raise EvalInvalid(
+            f"{where}.values must be a list of 1–{VALUES_MAX} non-empty strings.",
+            field=f"{where}.values",
+        )
+    options = {"values": list(values), "ignore_case": _flag(spec, "ignore_case", where)}
+    return GraderSpec(type=spec["type"], options=options)
+
+
+def _parse_levenshtein(spec: Mapping[str, Any], where: str) -> GraderSpec:
+    value = _text(spec, "value", where, max_chars=VALUE_MAX_CHARS)
+    limit = _number(spec, "limit", where, required=False)
+    if limit is not None and (limit > LEVENSHTEIN_MAX or limit != int(limit)):
+        raise EvalInvalid(
+            f"{where}.limit must be a whole number of edits up to {LEVENSHTEIN_MAX:,}.",
+            field=f"{where}.limit",
+        )
+    return GraderSpec(
+        type="levenshtein", value=value, limit=LEVENSHTEIN_DEFAULT if limit is None else limit
+    )
 
 
 def _parse_regex(spec: Mapping[str, Any], where: str) -> GraderSpec:
@@ -157,6 +207,10 @@ def _parse_regex(spec: Mapping[str, Any], where: str) -> GraderSpec:
 
 
 def _parse_json_schema(spec: Mapping[str, Any], where: str) -> GraderSpec:
+    return GraderSpec(type=spec["type"], options={"schema": _schema(spec, where)})
+
+
+def _schema(spec: Mapping[str, Any], where: str) -> Any:
     schema = spec.get("schema")
     if schema is not None:
         if not isinstance(schema, dict):
@@ -171,7 +225,7 @@ def _parse_json_schema(spec: Mapping[str, Any], where: str) -> GraderSpec:
                 f"{where}.schema is not a valid JSON Schema: {error.message}.",
                 field=f"{where}.schema",
             ) from None
-    return GraderSpec(type="json-schema", options={"schema": schema})
+    return schema
 
 
 def _parse_tool_call(spec: Mapping[str, Any], where: str) -> GraderSpec:
@@ -217,29 +271,40 @@ PARSERS: Final[dict[str, Callable[[Mapping[str, Any], str], GraderSpec]]] = {
     "equals": _parse_compare,
     "contains": _parse_compare,
     "not-contains": _parse_compare,
+    "starts-with": _parse_compare,
+    "contains-any": _parse_many,
+    "contains-all": _parse_many,
     "regex": _parse_regex,
     "json-valid": _parse_plain,
     "json-schema": _parse_json_schema,
+    "contains-json": _parse_json_schema,
+    "levenshtein": _parse_levenshtein,
     "tool-call": _parse_tool_call,
     "max-latency-ms": _parse_limit,
     "max-output-tokens": _parse_limit,
+    "max-cost": _parse_limit,
     "llm-judge": _parse_judge,
 }
 GRADER_TYPES: Final = tuple(PARSERS)
 
 
 def grader_specs_parse(
-    raw: Any, *, extra: Mapping[str, Callable[..., GraderSpec]] | None = None
+    raw: Any,
+    *,
+    extra: Mapping[str, Callable[..., GraderSpec]] | None = None,
+    where_prefix: str = "graders",
+    allow_empty: bool = False,
 ) -> list[GraderSpec]:
-    """`graders` of a request body → validated specs; EvalInvalid naming the field otherwise."""
+    """`graders` of a request body → validated specs; EvalInvalid naming the field otherwise
+    (`where_prefix`: the field's name, `rows.3.graders` for a row's own)."""
     parsers = {**PARSERS, **(extra or {})}
-    if not isinstance(raw, list) or not raw:
-        raise EvalInvalid("graders must be a non-empty list.", field="graders")
+    if not isinstance(raw, list) or (not raw and not allow_empty):
+        raise EvalInvalid(f"{where_prefix} must be a non-empty list.", field=where_prefix)
     if len(raw) > GRADERS_MAX:
-        raise EvalInvalid(f"graders: at most {GRADERS_MAX}.", field="graders")
+        raise EvalInvalid(f"{where_prefix}: at most {GRADERS_MAX}.", field=where_prefix)
     specs = []
     for index, spec in enumerate(raw):
-        where = f"graders.{index}"
+        where = f"{where_prefix}.{index}"
         if not isinstance(spec, dict):
             raise EvalInvalid(f"{where} must be an object with a type.", field=where)
         kind = spec.get("type")
@@ -247,15 +312,50 @@ def grader_specs_parse(
             raise EvalInvalid(
                 f"{where}.type must be one of: {', '.join(parsers)}.", field=f"{where}.type"
             )
-        specs.append(parsers[kind](spec, where))
+        specs.append(_common(parsers[kind](spec, where), spec, where))
     return specs
+
+
+def _common(parsed: GraderSpec, spec: Mapping[str, Any], where: str) -> GraderSpec:
+    """The settings every type takes: `weight`, `metric`, `negate`."""
+    weight = _number(spec, "weight", where, required=False)
+    if weight is not None and weight > WEIGHT_MAX:
+        raise EvalInvalid(f"{where}.weight: at most {WEIGHT_MAX:g}.", field=f"{where}.weight")
+    metric = _text(spec, "metric", where, max_chars=METRIC_MAX_CHARS) or ""
+    return replace(
+        parsed,
+        weight=1.0 if weight is None else weight,
+        metric=metric,
+        negate=_flag(spec, "negate", where),
+    )
+
+
+# Stored specs keep a type's main text in `value`; a request names it as below.
+_REQUEST_NAMES: Final = {"llm-judge": "rubric", "regex": "pattern", "tool-call": "name"}
+
+
+def grader_spec_request(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored spec (`GraderSpec.as_json`) in the shape a request gives it, so that
+    `grader_specs_parse` reads it back to the same spec."""
+    out = dict(body)
+    name = _REQUEST_NAMES.get(str(body.get("type")))
+    if name and "value" in out:
+        out[name] = out.pop("value")
+    return out
 
 
 def grader_spec_load(body: Mapping[str, Any]) -> GraderSpec:
     """A spec as stored by `GraderSpec.as_json` (already validated) back into a spec."""
-    options = {k: v for k, v in body.items() if k not in ("type", "value", "limit")}
+    common = ("type", "value", "limit", "weight", "metric", "negate")
+    options = {k: v for k, v in body.items() if k not in common}
     return GraderSpec(
-        type=body["type"], value=body.get("value"), limit=body.get("limit"), options=options
+        type=body["type"],
+        value=body.get("value"),
+        limit=body.get("limit"),
+        options=options,
+        weight=float(body.get("weight", 1.0)),
+        metric=str(body.get("metric", "")),
+        negate=bool(body.get("negate", False)),
     )
 
 
@@ -283,7 +383,10 @@ def grade_equals(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     wanted = _wanted(spec, outcome)
     if wanted is None:
         return _no_expected(spec)
-    same = _fold(outcome.output.strip(), spec) == _fold(wanted.strip(), spec)
+    got = outcome.output
+    if spec.options.get("trim", True):
+        got, wanted = got.strip(), wanted.strip()
+    same = _fold(got, spec) == _fold(wanted, spec)
     reason = (
         "The output equals the expected text."
         if same
@@ -299,8 +402,42 @@ def grade_contains(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     found = _fold(wanted, spec) in _fold(outcome.output, spec)
     negate = spec.type == "not-contains"
     passed = found != negate
-    shown = wanted if len(wanted) <= 80 else wanted[:77] + "…"
-    reason = f"“{shown}” {'occurs' if found else 'does not occur'} in the output."
+    reason = f"“{_shown(wanted)}” {'occurs' if found else 'does not occur'} in the output."
+    return Grade(spec.type, passed, 1.0 if passed else 0.0, reason)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def grade_starts_with(spec: GraderSpec, outcome: CellOutcome) -> Grade:
+    wanted = _wanted(spec, outcome)
+    if wanted is None:
+        return _no_expected(spec)
+    passed = _fold(outcome.output, spec).startswith(_fold(wanted, spec))
+    reason = f"The output {'starts' if passed else 'does not start'} with “{_shown(wanted)}”."
+    return Grade(spec.type, passed, 1.0 if passed else 0.0, reason)
+
+
+def grade_contains_many(spec: GraderSpec, outcome: CellOutcome) -> Grade:
+    values: list[str] = spec.options["values"]
+    output = _fold(outcome.output, spec)
+    found = [v for v in values if _fold(v, spec) in output]
+    missing = [v for v in values if v not in found]
+    if spec.type == "contains-any":
+        passed = bool(found)
+        reason = (
+            f"“{_shown(found[0])}” occurs in the output."
+            if found
+            else f"None of the {len(values)} values occurs in the output."
+        )
+    else:
+        passed = not missing
+        reason = (
+            f"All {len(values)} values occur in the output."
+            if passed
+            else f"“{_shown(missing[0])}” does not occur in the output ({len(missing)} missing)."
+        )
     return Grade(spec.type, passed, 1.0 if passed else 0.0, reason)
 
 
@@ -321,9 +458,14 @@ def grade_regex(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     return Grade(spec.type, True, 1.0, f"The pattern matches at character {match.start()}.")
 
 
+def _no_constant(name: str) -> Any:
+    # Python's json accepts NaN, Infinity and -Infinity; JSON (RFC 8259) and JSON.parse do not.
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _parsed_json(output: str) -> tuple[bool, Any, str]:
     try:
-        return True, json.loads(output), ""
+        return True, json.loads(output, parse_constant=_no_constant), ""
     except ValueError as error:
         return False, None, f"The output is not valid JSON: {error}."
 
@@ -356,6 +498,10 @@ def grade_json_schema(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     ok, value, why = _parsed_json(outcome.output)
     if not ok:
         return Grade(spec.type, False, 0.0, why)
+    return _schema_grade(spec, schema, value)
+
+
+def _schema_grade(spec: GraderSpec, schema: Any, value: Any) -> Grade:
     # A grader's own schema passed this check at creation; a version's response format did not.
     problem = schema_problem(schema)
     if problem is not None:
@@ -382,6 +528,81 @@ def grade_json_schema(spec: GraderSpec, outcome: CellOutcome) -> Grade:
             spec.type, False, 0.0, f"At {where}: {first.message} ({len(errors)} error(s))."
         )
     return Grade(spec.type, True, 1.0, "The output matches the schema.")
+
+
+def _json_objects(output: str) -> list[Any]:
+    """The JSON objects embedded in the output (promptfoo's `contains-json`): every `{` where
+    a whole object parses, leftmost first, at most JSON_OBJECTS_MAX tries."""
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
+    found: list[Any] = []
+    start = output.find("{")
+    tries = 0
+    while start >= 0 and tries < JSON_OBJECTS_MAX:
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(output, start)
+        except ValueError:
+            start = output.find("{", start + 1)
+            continue
+        found.append(value)
+        start = output.find("{", end)
+    return found
+
+
+def grade_contains_json(spec: GraderSpec, outcome: CellOutcome) -> Grade:
+    objects = _json_objects(outcome.output)
+    if not objects:
+        return Grade(spec.type, False, 0.0, "The output contains no JSON object.")
+    schema = spec.options.get("schema")
+    if schema is None:
+        return Grade(spec.type, True, 1.0, f"The output contains {len(objects)} JSON object(s).")
+    grades = [_schema_grade(spec, schema, value) for value in objects]
+    return next((g for g in grades if g.passed), grades[0])
+
+
+def levenshtein_within(a: str, b: str, limit: int) -> int | None:
+    """The edit distance between a and b when it is at most `limit`, else None: a band of
+    2·limit + 1 diagonals of the usual table, so the cost is len(a)·(2·limit + 1)."""
+    n, m = len(a), len(b)
+    if abs(n - m) > limit:
+        return None
+    over = limit + 1
+    prev = [j if j <= limit else over for j in range(m + 1)]
+    cur = [over] * (m + 1)
+    for i in range(1, n + 1):
+        lo, hi = max(1, i - limit), min(m, i + limit)
+        cur[lo - 1] = i if lo == 1 and i <= limit else over
+        best = cur[lo - 1]
+        ai = a[i - 1]
+        for j in range(lo, hi + 1):
+            value = min(
+                prev[j - 1] + (ai != b[j - 1]),
+                prev[j] + 1,
+                cur[j - 1] + 1,
+                over,
+            )
+            cur[j] = value
+            best = min(best, value)
+        if hi < m:
+            cur[hi + 1] = over
+        if best > limit:
+            return None
+        prev, cur = cur, prev
+    return prev[m] if prev[m] <= limit else None
+
+
+def grade_levenshtein(spec: GraderSpec, outcome: CellOutcome) -> Grade:
+    wanted = _wanted(spec, outcome)
+    if wanted is None:
+        return _no_expected(spec)
+    assert spec.limit is not None
+    limit = int(spec.limit)
+    if len(outcome.output) * (2 * limit + 1) > LEVENSHTEIN_WORK_MAX:
+        return Grade(spec.type, False, 0.0, "The output is too long to measure its edit distance.")
+    distance = levenshtein_within(outcome.output, wanted, limit)
+    if distance is None:
+        return Grade(spec.type, False, 0.0, f"Edit distance > {limit}.")
+    return Grade(spec.type, True, 1.0, f"Edit distance {distance} ≤ {limit}.")
 
 
 def _subset(wanted: Any, got: Any) -> bool:
@@ -429,6 +650,19 @@ def grade_max_output_tokens(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     return _grade_limit(spec, outcome.output_tokens, "output tokens")
 
 
+def grade_max_cost(spec: GraderSpec, outcome: CellOutcome) -> Grade:
+    assert spec.limit is not None
+    if outcome.cost_usd is None:
+        return Grade(spec.type, False, 0.0, "No cost: EVAL_PRICES does not name this model.")
+    passed = outcome.cost_usd <= spec.limit
+    return Grade(
+        spec.type,
+        passed,
+        1.0 if passed else 0.0,
+        f"Cost ${outcome.cost_usd:.6g} {'≤' if passed else '>'} ${spec.limit:.6g}.",
+    )
+
+
 def judge_verdict_parse(text: str) -> JudgeVerdict:
     """The judge's reply → a verdict: a JSON object `{"score": 0..1, "reason": "..."}`, found as
     the reply itself or as the first `{...}` block in it. ValueError when there is none."""
@@ -468,12 +702,18 @@ GRADERS: Final[dict[str, Callable[[GraderSpec, CellOutcome], Grade]]] = {
     "equals": grade_equals,
     "contains": grade_contains,
     "not-contains": grade_contains,
+    "starts-with": grade_starts_with,
+    "contains-any": grade_contains_many,
+    "contains-all": grade_contains_many,
     "regex": grade_regex,
     "json-valid": grade_json_valid,
     "json-schema": grade_json_schema,
+    "contains-json": grade_contains_json,
+    "levenshtein": grade_levenshtein,
     "tool-call": grade_tool_call,
     "max-latency-ms": grade_max_latency,
     "max-output-tokens": grade_max_output_tokens,
+    "max-cost": grade_max_cost,
 }
 
 
@@ -485,8 +725,45 @@ def grade(
     extra: Mapping[str, Callable[[GraderSpec, CellOutcome], Grade]] | None = None,
 ) -> Grade:
     """Grade one outcome with one spec. `extra` adds grader types from other apps (the
-    answer-key grader of `critique/`)."""
+    answer-key grader of `critique/`). A negated spec (`negate`, the `not-` forms) passes when
+    the grader fails, with score 1 − score."""
     if spec.type == "llm-judge":
-        return grade_llm_judge(spec, outcome, judge)
-    graders = {**GRADERS, **(extra or {})}
-    return graders[spec.type](spec, outcome)
+        result = grade_llm_judge(spec, outcome, judge)
+    else:
+        graders = {**GRADERS, **(extra or {})}
+        result = graders[spec.type](spec, outcome)
+    if not spec.negate:
+        return result
+    return Grade(
+        result.type,
+        not result.passed,
+        1.0 - result.score,
+        f"Negated ({'passes' if not result.passed else 'fails'}): {result.reason}",
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    score: float
+
+
+def cell_verdict(
+    specs: list[GraderSpec], grades: list[Grade], *, threshold: float | None = None
+) -> Verdict:
+    """A cell's verdict from its grades, as promptfoo scores a test: the score is the mean of
+    the grades weighted by each spec's `weight` (0 when every weight is 0; 1 with no grader);
+    the cell passes when every grade passes, or, with a `threshold` > 0, when the score
+    reaches it (the threshold then overrides the grades' own verdicts)."""
+    if not grades:
+        return Verdict(True, 1.0)
+    total = sum(s.weight for s in specs)
+    score = (
+        sum(g.score * s.weight for s, g in zip(specs, grades, strict=True)) / total
+        if total
+        else 0.0
+    )
+    passed = all(g.passed for g in grades)
+    if threshold:
+        passed = score >= threshold
+    return Verdict(passed, score)

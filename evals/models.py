@@ -87,6 +87,9 @@ class TestRow(WriteOnceModel):
     # Validated grader specs (evals.graders) that apply to this row alone, on top of the
     # evaluation's graders (a promptfoo test's own `assert` list).
     graders = models.JSONField(default=list, blank=True)
+    # A promptfoo test's `threshold`: with one (> 0) the row's cells pass when their weighted
+    # score reaches it, whatever the graders' own verdicts (evals.graders.cell_verdict).
+    threshold = models.FloatField(null=True, blank=True)
     size = models.PositiveIntegerField()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

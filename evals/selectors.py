@@ -20,7 +20,7 @@ from django.db.models.functions import Substr
 
 from common.auth import Viewer
 from common.selectors import object_id_parse
-from playground.models import Role
+from playground.models import PromptVersion, Role, Run
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import NotFound
@@ -80,6 +80,7 @@ class RowData:
     expected: str
     note: str
     graders: list[dict[str, Any]]
+    threshold: float | None = None
 
 
 def testset_rows(*, revision: TestSetRevision) -> list[RowData]:
@@ -92,13 +93,15 @@ def testset_rows(*, revision: TestSetRevision) -> list[RowData]:
             expected=expected,
             note=note,
             graders=list(graders or []),
+            threshold=threshold,
         )
-        for position, variables, expected, note, graders in rows.values_list(
+        for position, variables, expected, note, graders, threshold in rows.values_list(
             "position",
             "content__variables",
             "content__expected",
             "content__note",
             "content__graders",
+            "content__threshold",
         )
     ]
 
@@ -127,6 +130,24 @@ def row_values(
         found[pk] = {
             name: value for name, value in zip(ordered, extracted, strict=True) if value is not None
         }
+    return found
+
+
+def testset_version_for_export(*, testset: TestSet, version: object) -> PromptVersion | None:
+    """The version of the test set's prompt a promptfoo export runs: the one named (a 400 when
+    it is not a version of this prompt), else the newest; None when the prompt has none."""
+    from .exceptions import EvalInvalid
+
+    versions = PromptVersion.objects.filter(prompt_id=testset.prompt_id)
+    if version in (None, ""):
+        return versions.order_by("-number").first()
+    try:
+        pk = int(str(version))
+    except ValueError:
+        raise EvalInvalid("version: the id of a version of this prompt.", field="version") from None
+    found = versions.filter(pk=pk).first()
+    if found is None:
+        raise EvalInvalid("version: not a version of this prompt.", field="version")
     return found
 
 

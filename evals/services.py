@@ -53,12 +53,15 @@ from .graders import (
     Grade,
     GraderSpec,
     JudgeVerdict,
+    cell_verdict,
     grade,
     grader_spec_load,
+    grader_spec_request,
     grader_specs_parse,
     judge_verdict_parse,
 )
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
+from .promptfoo import is_promptfoo_file, promptfoo_parse
 from .selectors import RowData, grade_reason_guard_register, row_values
 
 logger = logging.getLogger(__name__)
@@ -85,6 +88,7 @@ class RowInput:
     expected: str
     note: str
     graders: tuple[dict[str, Any], ...] = ()  # validated specs for this row alone
+    threshold: float | None = None  # pass when the weighted score reaches it (promptfoo's)
 
 
 def _row_text(value: object, where: str, *, max_chars: int) -> str:
@@ -102,7 +106,10 @@ def testset_rows_parse(raw: object) -> list[RowInput]:
     from .models import NOTE_MAX_CHARS
 
     if not isinstance(raw, list):
-        raise EvalInvalid("rows must be a list of {variables, expected?, note?}.", field="rows")
+        raise EvalInvalid(
+            "rows must be a list of {variables, expected?, note?, graders?, threshold?}.",
+            field="rows",
+        )
     limit = settings.EVAL_TESTSET_ROWS_MAX
     if len(raw) > limit:
         raise EvalInvalid(f"rows: at most {limit:,} rows in a test set.", field="rows")
@@ -111,7 +118,7 @@ def testset_rows_parse(raw: object) -> list[RowInput]:
         where = f"rows.{index}"
         if not isinstance(row, dict):
             raise EvalInvalid(f"{where} must be an object.", field=where)
-        unknown = sorted(set(row) - {"variables", "expected", "note"})
+        unknown = sorted(set(row) - {"variables", "expected", "note", "graders", "threshold"})
         if unknown:
             raise EvalInvalid(
                 f"{where}.{unknown[0]}: not a field of a row.", field=f"{where}.{unknown[0]}"
@@ -136,9 +143,40 @@ def testset_rows_parse(raw: object) -> list[RowInput]:
                     row.get("expected"), f"{where}.expected", max_chars=VALUE_MAX_CHARS
                 ),
                 note=_row_text(row.get("note"), f"{where}.note", max_chars=NOTE_MAX_CHARS),
+                graders=_row_graders(row.get("graders"), where),
+                threshold=_row_threshold(row.get("threshold"), where),
             )
         )
     return rows
+
+
+def _row_graders(raw: object, where: str) -> tuple[dict[str, Any], ...]:
+    if raw is None:
+        return ()
+    specs = grader_specs_parse(
+        raw, extra=_extra_parsers, where_prefix=f"{where}.graders", allow_empty=True
+    )
+    return tuple(s.as_json() for s in specs)
+
+
+def _row_threshold(raw: object, where: str) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1_000:
+        raise EvalInvalid(
+            f"{where}.threshold must be a number from 0 to 1,000.", field=f"{where}.threshold"
+        )
+    return float(raw)
+
+
+def row_json(row: TestCase | RowInput) -> dict[str, Any]:
+    """A row as `testset_rows_parse` reads it (graders and threshold only when set)."""
+    body: dict[str, Any] = {"variables": row.variables, "expected": row.expected, "note": row.note}
+    if row.graders:
+        body["graders"] = [grader_spec_request(g) for g in row.graders]
+    if row.threshold is not None:
+        body["threshold"] = row.threshold
+    return body
 
 
 def testset_import_parse(*, data: bytes, filename: str) -> list[RowInput]:
@@ -196,10 +234,55 @@ def _import_line(line: str, number: int) -> object:
     return body
 
 
-def testset_import_file(*, upload: UploadedFile) -> list[RowInput]:
+def testset_import_file(
+    *, actor: User, upload: UploadedFile, judge_version: int | None = None
+) -> list[RowInput]:
     """An uploaded file's rows, reading at most IMPORT_MAX_BYTES + 1 bytes of it (a larger file
-    is refused without being read whole)."""
-    return testset_import_parse(data=upload.read(IMPORT_MAX_BYTES + 1), filename=upload.name or "")
+    is refused without being read whole). A promptfoo config (YAML, or CSV with `__expected`)
+    brings each row's graders and threshold (evals/promptfoo.py); `judge_version` is the judge
+    its `llm-rubric` assertions become (a prompt version `actor` may read)."""
+    data = upload.read(IMPORT_MAX_BYTES + 1)
+    name = upload.name or ""
+    if not is_promptfoo_file(filename=name, head=data[:4096]):
+        return testset_import_parse(data=data, filename=name)
+    return promptfoo_rows(actor=actor, data=data, filename=name, judge_version=judge_version).rows
+
+
+@dataclass(frozen=True)
+class PromptfooImport:
+    description: str  # the config's `description`, "" without one
+    rows: list[RowInput]
+
+
+def promptfoo_rows(
+    *, actor: User, data: bytes, filename: str, judge_version: int | None
+) -> PromptfooImport:
+    """A promptfoo config's tests as validated rows (400 naming what cannot be imported)."""
+    from playground.selectors import version_get_for_user
+
+    from .exceptions import NotFound
+
+    parsed = promptfoo_parse(data=data, filename=filename, judge_version=judge_version)
+    rows = testset_rows_parse(
+        [
+            {
+                "variables": r.variables,
+                "expected": r.expected,
+                "note": r.note,
+                "graders": [grader_spec_request(g) for g in r.graders],
+                "threshold": r.threshold,
+            }
+            for r in parsed.rows
+        ]
+    )
+    if judge_version is not None and any(g["type"] == "llm-judge" for r in rows for g in r.graders):
+        try:
+            version_get_for_user(user=actor, version_id=judge_version)
+        except NotFound:
+            raise EvalInvalid(
+                "judge_version: no such prompt version visible to you.", field="judge_version"
+            ) from None
+    return PromptfooImport(description=parsed.description, rows=rows)
 
 
 def _flat_row(record: object, number: int) -> dict[str, Any]:
@@ -236,6 +319,29 @@ def testset_export(*, revision: TestSetRevision, rows: list[RowData], fmt: str) 
     return out.getvalue()
 
 
+def testset_export_promptfoo(
+    *,
+    testset: TestSet,
+    revision: TestSetRevision,
+    rows: list[TestCase],
+    version: PromptVersion | None,
+    source_url: str,
+) -> str:
+    """The rows and their graders as a promptfooconfig.yaml running `version` (400 naming a
+    grader promptfoo has no assertion for)."""
+    from .promptfoo import ExportRow, promptfoo_export
+
+    return promptfoo_export(
+        title=f"{testset.name} (r{revision.number})",
+        rows=[
+            ExportRow(r.variables, r.expected, r.note, list(r.graders), r.threshold) for r in rows
+        ],
+        content=version_content(version=version) if version is not None else None,
+        version_label=(f"{testset.prompt.title} v{version.number}" if version is not None else ""),
+        source_url=source_url,
+    )
+
+
 def _editor_check(role: str) -> None:
     if role not in (Role.OWNER, Role.EDITOR):
         raise Forbidden(
@@ -246,13 +352,16 @@ def _editor_check(role: str) -> None:
 def row_canonical(row: RowInput) -> bytes:
     """The row's content as canonical JSON (keys sorted, compact, UTF-8): its SHA-256 names the
     stored content and its length is what the storage quota counts."""
+    body: dict[str, Any] = {
+        "expected": row.expected,
+        "graders": list(row.graders),
+        "note": row.note,
+        "variables": row.variables,
+    }
+    if row.threshold is not None:
+        body["threshold"] = row.threshold
     return json.dumps(
-        {
-            "expected": row.expected,
-            "graders": list(row.graders),
-            "note": row.note,
-            "variables": row.variables,
-        },
+        body,
         ensure_ascii=False,
         sort_keys=True,
         separators=(",", ":"),
@@ -284,6 +393,7 @@ def _rows_store(*, actor: User, testset: TestSet, rows: list[RowInput]) -> list[
             expected=row.expected,
             note=row.note,
             graders=list(row.graders),
+            threshold=row.threshold,
             size=len(body),
             created_by=actor,
         )
@@ -505,7 +615,8 @@ def sources_visible_check(*, evaluation: Evaluation) -> None:
             _judge_version(actor=author, spec=spec)
 
 
-def _judges_check(*, actor: User, specs: list[GraderSpec]) -> None:
+def judges_check(*, actor: User, specs: list[GraderSpec], where: str = "graders") -> None:
+    """Every llm-judge's prompt version is one `actor` may read (a 400 naming it otherwise)."""
     from playground.selectors import version_get_for_user
 
     from .exceptions import NotFound
@@ -517,8 +628,8 @@ def _judges_check(*, actor: User, specs: list[GraderSpec]) -> None:
             version_get_for_user(user=actor, version_id=spec.options["judge_version"])
         except NotFound:
             raise EvalInvalid(
-                f"graders.{index}.judge_version: no such prompt version visible to you.",
-                field=f"graders.{index}.judge_version",
+                f"{where}.{index}.judge_version: no such prompt version visible to you.",
+                field=f"{where}.{index}.judge_version",
             ) from None
 
 
@@ -540,12 +651,26 @@ def evaluation_create(
     if revision.testset.prompt_id != prompt.pk:
         raise EvalInvalid("testset: not a test set of this prompt.", field="testset")
     targets = evaluation_targets_parse(prompt=prompt, versions=versions, models=models)
-    specs = grader_specs_parse(graders, extra={**_extra_parsers, **(extra_graders or {})})
-    _judges_check(actor=actor, specs=specs)
-    times = _repeat_parse(repeat)
     rows = list(revision.rows.order_by("position"))  # positions and content ids only
+    row_graders = dict(
+        TestRow.objects.filter(pk__in={row.content_id for row in rows}).values_list("pk", "graders")
+    )
     if not rows:
         raise EvalInvalid("testset: the revision has no rows.", field="testset")
+    # Graders may be left out when every row brings its own (an imported promptfoo config).
+    specs = grader_specs_parse(
+        graders,
+        extra={**_extra_parsers, **(extra_graders or {})},
+        allow_empty=all(row_graders.get(row.content_id) for row in rows),
+    )
+    judges_check(actor=actor, specs=specs)
+    for row in rows:
+        judges_check(
+            actor=actor,
+            specs=[grader_spec_load(body) for body in row_graders.get(row.content_id) or []],
+            where=f"rows.{row.position - 1}.graders",
+        )
+    times = _repeat_parse(repeat)
     total = len(rows) * len(targets) * times
     if total > settings.EVAL_CELLS_MAX:
         raise EvalInvalid(
@@ -824,6 +949,7 @@ def cell_grade(*, cell_id: int) -> str:
         return status
     if not _grade_attempt(cell):
         return CellStatus.ERROR
+    price = settings.EVAL_PRICES.get(f"{cell.target.provider}/{cell.target.model}")
     outcome = CellOutcome(
         output=run.output,
         tool_calls=list(run.tool_calls or []),
@@ -832,9 +958,16 @@ def cell_grade(*, cell_id: int) -> str:
         expected=cell.row.content.expected,
         response_format=cell.target.version.response_format,
         variables=dict(run.variables or {}),
+        cost_usd=(
+            ((run.input_tokens or 0) * price[0] + (run.output_tokens or 0) * price[1]) / 1e6
+            if price
+            else None
+        ),
     )
     try:
-        grades = cell_grades(cell=cell, outcome=outcome)
+        specs = cell_specs(cell=cell)
+        grades = cell_grades(cell=cell, outcome=outcome, specs=specs)
+        verdict = cell_verdict(specs, grades, threshold=cell.row.content.threshold)
     except SourceHidden as error:
         _cell_close(cell.pk, cell.evaluation_id, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
@@ -857,8 +990,8 @@ def cell_grade(*, cell_id: int) -> str:
         cell.evaluation_id,
         status=CellStatus.GRADED,
         grades=[g.as_json() for g in grades],
-        passed=all(g.passed for g in grades),
-        score=sum(g.score for g in grades) / len(grades),
+        passed=verdict.passed,
+        score=verdict.score,
     )
     return CellStatus.GRADED
 
@@ -936,8 +1069,15 @@ def graders_registered() -> tuple[tuple[str, str], ...]:
     return tuple(_extra_labels.items())
 
 
-def cell_grades(*, cell: EvalCell, outcome: CellOutcome) -> list[Grade]:
-    specs = [grader_spec_load(body) for body in cell.evaluation.graders]
+def cell_specs(*, cell: EvalCell) -> list[GraderSpec]:
+    """The cell's graders: the evaluation's, then its row's own."""
+    return [grader_spec_load(body) for body in [*cell.evaluation.graders, *(cell.row.content.graders or [])]]
+
+
+def cell_grades(
+    *, cell: EvalCell, outcome: CellOutcome, specs: list[GraderSpec] | None = None
+) -> list[Grade]:
+    specs = cell_specs(cell=cell) if specs is None else specs
     judge = _judge_for(cell)
     return [grade(spec, outcome, judge=judge, extra=_extra_graders) for spec in specs]
 

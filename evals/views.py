@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.contrib import messages
@@ -49,6 +49,7 @@ from .services import (
     evaluation_create,
     grader_types,
     graders_registered,
+    row_json,
     testset_create,
     testset_import_file,
     testset_revise,
@@ -183,23 +184,27 @@ def prompt_evals_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     return render(request, "evals/prompt_evals.html", {"section": "playground", "page": page})
 
 
+def _new_testset_rows(request: HttpRequest) -> list[RowInput]:
+    """A new test set's rows: the uploaded file's, or one blank row to start the table."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        return [RowInput(variables={}, expected="", note="")]
+    return testset_import_file(
+        actor=request_actor(request), upload=upload, judge_version=_judge_version(request.POST)
+    )
+
+
 def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
     prompt = access.prompt
     here = reverse("evals:prompt", args=[prompt.pk])
     try:
         if request.POST.get("action") == "testset":
-            upload = request.FILES.get("file")
-            rows = (
-                testset_import_file(upload=upload)
-                if upload
-                else [RowInput(variables={}, expected="", note="")]
-            )
             revision = testset_create(
                 actor=request_actor(request),
                 prompt=prompt,
                 role=access.role,
                 name=request.POST.get("name", ""),
-                rows=rows,
+                rows=_new_testset_rows(request),
             )
             return redirect("evals:testset", testset_id=revision.testset_id)
         testset = testset_get_for_user(user=request.user, testset_id=request.POST.get("testset"))
@@ -227,10 +232,16 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
 # --- test sets --------------------------------------------------------------------------------
 
 
-def _rows_from_form(post: Any) -> list[dict[str, Any]]:
+def _judge_version(post: Any) -> int | None:
+    raw = post.get("judge_version", "").strip()
+    return int(_number(raw, "judge_version")) if raw else None
+
+
+def _rows_from_form(post: Any, existing: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """The table editor's fields → rows: `col` (the variable names, in column order), then per
     row `var-<i>-<j>`, `expected-<i>`, `note-<i>`; a row whose `delete-<i>` is ticked, or whose
-    every cell is blank, is left out."""
+    every cell is blank, is left out. Row i of `existing` (the revision the form showed) keeps
+    its own graders and threshold, which the table does not edit."""
     columns = [name.strip() for name in post.getlist("col")]
     count = int(post.get("rows", "0")) if post.get("rows", "0").isdigit() else 0
     rows = []
@@ -243,6 +254,11 @@ def _rows_from_form(post: Any) -> list[dict[str, Any]]:
             "expected": post.get(f"expected-{i}", ""),
             "note": post.get(f"note-{i}", ""),
         }
+        if i < len(existing):
+            kept = row_json(existing[i])
+            for key in ("graders", "threshold"):
+                if key in kept:
+                    row[key] = kept[key]
         if any(variables.values()) or row["expected"] or row["note"]:
             rows.append(row)
     return rows
@@ -275,12 +291,20 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
         if request.POST.get("action") == "import":
             upload = request.FILES.get("file")
             if upload is None:
-                raise DomainError("Choose a CSV or JSONL file to import.", field="file")
-            rows = testset_import_file(upload=upload)
+                raise DomainError(
+                    "Choose a CSV, JSONL or promptfooconfig.yaml file to import.", field="file"
+                )
+            rows = testset_import_file(
+                actor=request_actor(request),
+                upload=upload,
+                judge_version=_judge_version(request.POST),
+            )
             message = f"Imported {len(rows)} rows from {upload.name}"
             append = True  # the kept rows are pointed at, not read and stored again
         else:
-            rows = testset_rows_parse(_rows_from_form(request.POST))
+            rows = testset_rows_parse(
+                _rows_from_form(request.POST, testset_rows(revision=access.revision))
+            )
             message = request.POST.get("message", "")
             append = False
         revision = testset_revise(

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evals', '0003_testcase_graders'),
+        ("evals", "0004_testrow"),
     ]
 
     operations = [

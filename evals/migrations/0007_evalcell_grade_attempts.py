@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0003_testcase_graders"),
+        ("evals", "0006_testrow_threshold"),
     ]
 
     operations = [

@@ -184,3 +184,46 @@ def test_graders_must_be_a_non_empty_list():
         grader_specs_parse([])
     with pytest.raises(EvalInvalid):
         grader_specs_parse({"type": "equals"})
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", '{"a": NaN}', "[1, Infinity]"])
+def test_json_valid_rejects_nan_and_infinity_as_json_does(text):
+    result = one({"type": "json-valid"}, CellOutcome(output=text))
+    assert not result.passed
+    assert "not a JSON value" in result.reason
+    assert not one({"type": "json-schema", "schema": {}}, CellOutcome(output=text)).passed
+
+
+def test_equals_trims_both_sides_unless_told_not_to():
+    assert one({"type": "equals", "value": " Paris\n"}, CellOutcome(output="Paris")).passed
+    exact = {"type": "equals", "value": "Paris", "trim": False}
+    assert not one(exact, CellOutcome(output="Paris\n")).passed
+    assert one(exact, CellOutcome(output="Paris")).passed
+
+
+def test_negate_weight_and_metric_apply_to_every_type_and_survive_storage():
+    (spec,) = grader_specs_parse(
+        [{"type": "regex", "pattern": "x", "negate": True, "weight": 2, "metric": "m"}]
+    )
+    assert grader_spec_load(spec.as_json()) == spec
+    result = grade(spec, CellOutcome(output="abc"))
+    assert (result.passed, result.score) == (True, 1.0)
+    with pytest.raises(EvalInvalid):
+        grader_specs_parse([{"type": "contains", "value": "x", "weight": -1}])
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "limit", "distance"),
+    [
+        ("kitten", "sitting", 5, 3),
+        ("kitten", "sitting", 2, None),
+        ("", "abc", 3, 3),
+        ("abc", "", 2, None),
+        ("flaw", "lawn", 2, 2),
+        ("same", "same", 0, 0),
+    ],
+)
+def test_levenshtein_within_a_band(a, b, limit, distance):
+    from evals.graders import levenshtein_within
+
+    assert levenshtein_within(a, b, limit) == distance
