@@ -102,4 +102,29 @@ class StringOrIntegerField(serializers.Field[str | int, Any, Any, Any]):
         return value
 
 
-__all__ = ["StrictSerializer", "StringOrIntegerField", "is_strict"]
+class JsonListField(serializers.JSONField):
+    """A JSON list in a request body that a service parses item by item (its 400 names the
+    item at fault, e.g. `rows.3.variables`). The schema states the array and its `items`
+    (common/schema.py), so a generated client sends a list, not an object."""
+
+    def __init__(
+        self,
+        *,
+        items: dict[str, Any],
+        min_items: int | None = None,
+        max_items: int | None = None,
+        unique_items: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        schema: dict[str, Any] = {"type": "array", "items": items}
+        if min_items is not None:
+            schema["minItems"] = min_items
+        if max_items is not None:
+            schema["maxItems"] = max_items
+        if unique_items:
+            schema["uniqueItems"] = True
+        self.array_schema = schema
+
+
+__all__ = ["JsonListField", "StrictSerializer", "StringOrIntegerField", "is_strict"]

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.fields import JSONField
 from rest_framework.relations import RelatedField
 
-from common.fields import AnyField
+from common.fields import AnyField, JsonListField
 
 
 def _model_field_nullable(field: RelatedField[Any, Any, Any]) -> bool:
@@ -74,6 +74,9 @@ class AutoSchema(BaseAutoSchema):
     ) -> dict[str, Any]:
         """A read-only relation over a nullable model field (a prompt's `question`) can be null:
         say so, whatever the serializer declared."""
+        if isinstance(field, JsonListField):
+            described = {"description": str(field.help_text)} if field.help_text else {}
+            return {**described, **field.array_schema}
         schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, RelatedField) and field.read_only and _model_field_nullable(field):
             schema = {**schema, "nullable": True}
@@ -97,9 +100,25 @@ class AutoSchema(BaseAutoSchema):
         """The operation's own responses, plus the JSON errors every endpoint may answer."""
         responses = super()._get_response_bodies(direction)
         error = self.resolve_serializer(ApiErrorSerializer, direction).ref
+        self._sse_events_document(responses, direction)
         for code, description in ERROR_RESPONSES.items():
             responses.setdefault(
                 code,
                 {"content": {"application/json": {"schema": error}}, "description": description},
             )
         return responses
+
+    def _sse_events_document(
+        self, responses: dict[str, Any], direction: Literal["request", "response"]
+    ) -> None:
+        """A view that streams server-sent events names the serializer of each event's `data`
+        (`sse_events = {"token": TokenSerializer, ...}`): its `text/event-stream` answer lists
+        them as `x-sse-events` (event name → schema), so a client can type each event."""
+        events: dict[str, Any] | None = getattr(self.view, "sse_events", None)
+        stream = responses.get("200", {}).get("content", {}).get("text/event-stream")
+        if not events or stream is None:
+            return
+        stream["x-sse-events"] = {
+            name: self.resolve_serializer(serializer, direction).ref
+            for name, serializer in events.items()
+        }

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "reviews",
     "evals",
     "critique",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -617,3 +618,18 @@ PLAYGROUND_EXPORT_INLINE_MAX_CHARS = env_int("PLAYGROUND_EXPORT_INLINE_MAX_CHARS
 # --- critique (docs/critique.md) ---
 # The offline `fixture` provider streams a recorded reply in pieces this far apart (0: at once).
 RUN_FIXTURE_DELAY_MS = env_int("RUN_FIXTURE_DELAY_MS", 15)
+
+# Webhooks (docs/operations.md, Webhooks): signed POSTs to an owner's URL per prompt.
+WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 20)
+WEBHOOKS_LIMIT_RETRY_AFTER = env_int("WEBHOOKS_LIMIT_RETRY_AFTER", 3600)
+# Loopback, private and reserved addresses are refused (SSRF) unless this is set (development).
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+# Waits between attempts: this, doubling (30 s, 1 min, 2 min, 4 min, 8 min).
+WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0)
+WEBHOOK_TASK_QUEUE = os.environ.get("WEBHOOK_TASK_QUEUE", "celery")
+# Without a broker: "thread" sends on a daemon thread of the web process, "inline" in the caller.
+WEBHOOK_EAGER_MODE = os.environ.get("WEBHOOK_EAGER_MODE", "thread")
+# Secrets are derived from this (default: SECRET_KEY); changing it changes every secret.
+WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -19,14 +20,15 @@ from rest_framework.views import APIView
 
 from common.api import NoUrlFormatNegotiation
 from common.auth import request_actor
-from common.fields import StrictSerializer
+from common.fields import JsonListField, StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
+from playground.content import MODEL_MAX_CHARS, PROVIDERS
 from playground.models import LABEL_NAME_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import EvalInvalid, NotFound
-from .graders import grader_spec_request
-from .models import Evaluation, TestSetRevision
+from .graders import GRADERS_MAX, grader_spec_request
+from .models import NOTE_MAX_CHARS, Evaluation, TestSetRevision
 from .promptfoo import CONFIG_MAX_BYTES, is_promptfoo_file
 from .selectors import (
     evaluation_get_for_user,
@@ -39,6 +41,9 @@ from .selectors import (
     testset_version_for_export,
 )
 from .services import (
+    MODELS_MAX,
+    VALUE_MAX_CHARS,
+    VERSIONS_MAX,
     evaluation_cancel,
     evaluation_create,
     promptfoo_rows,
@@ -113,12 +118,50 @@ FILE_HELP = (
     " `promptfooconfig.yaml`, or promptfoo's CSV with `__expected` columns (docs/evals.md)."
 )
 JUDGE_HELP = "The prompt version that grades the config's `llm-rubric` assertions."
+# The shapes the services check item by item (their 400 names the item), stated for clients.
+GRADER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"type": {"type": "string", "description": "A grader type (docs/evals.md)."}},
+    "required": ["type"],
+    "additionalProperties": {},
+}
+ROW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "variables": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "maxLength": VALUE_MAX_CHARS},
+        },
+        "expected": {"type": "string", "nullable": True, "maxLength": VALUE_MAX_CHARS},
+        "note": {"type": "string", "nullable": True, "maxLength": NOTE_MAX_CHARS},
+        "graders": {"type": "array", "items": GRADER_SCHEMA},
+        "threshold": {"type": "number", "nullable": True, "minimum": 0},
+    },
+}
+MODEL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "provider": {"type": "string", "enum": list(PROVIDERS)},
+        "model": {
+            "type": "string",
+            "maxLength": MODEL_MAX_CHARS,
+            "description": "Default: the provider's default model.",
+        },
+    },
+    "required": ["provider"],
+}
+
+
+def _rows_field() -> JsonListField:
+    return JsonListField(
+        items=ROW_SCHEMA, max_items=settings.EVAL_TESTSET_ROWS_MAX, help_text=ROWS_HELP
+    )
 
 
 class TestSetListCreateApi(APIView):
     class InputSerializer(StrictSerializer):
         name = serializers.CharField(max_length=TITLE_MAX_CHARS)
-        rows = serializers.JSONField(help_text=ROWS_HELP)
+        rows = _rows_field()
 
     @extend_schema(
         summary="List a prompt's test sets",
@@ -187,7 +230,7 @@ class TestSetDetailApi(APIView):
 
 class TestSetReviseApi(APIView):
     class InputSerializer(StrictSerializer):
-        rows = serializers.JSONField(help_text=ROWS_HELP)
+        rows = _rows_field()
         message = serializers.CharField(
             required=False, allow_blank=True, max_length=MESSAGE_MAX_CHARS
         )
@@ -401,7 +444,7 @@ class EvaluationSerializer(serializers.Serializer[dict[str, Any]]):
     status = serializers.ChoiceField(choices=Evaluation.Status.choices)
     progress = ProgressSerializer()
     repeat = serializers.IntegerField()
-    graders = serializers.ListField(child=serializers.DictField())
+    graders = JsonListField(items=GRADER_SCHEMA)
     created_by = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -431,7 +474,13 @@ class EvaluationListCreateApi(APIView):
         testset_revision = serializers.IntegerField(
             required=False, min_value=1, help_text="Default: the test set's latest revision."
         )
-        versions = serializers.JSONField(required=False, help_text="Version ids of this prompt.")
+        versions = JsonListField(
+            items={"type": "integer", "minimum": 1},
+            max_items=VERSIONS_MAX,
+            unique_items=True,
+            required=False,
+            help_text="Version ids of this prompt.",
+        )
         labels = serializers.ListField(
             child=serializers.CharField(max_length=LABEL_NAME_MAX_CHARS),
             required=False,
@@ -439,10 +488,18 @@ class EvaluationListCreateApi(APIView):
             help_text="Label names, resolved to the versions they point at now (with or"
             " instead of `versions`).",
         )
-        models = serializers.JSONField(
-            required=False, help_text="`[{provider, model}]`; default: each version's own."
+        models = JsonListField(
+            items=MODEL_SCHEMA,
+            max_items=MODELS_MAX,
+            required=False,
+            help_text="`[{provider, model}]`; default: each version's own.",
         )
-        graders = serializers.JSONField(help_text="`[{type, ...}]`; see docs/evals.md.")
+        graders = JsonListField(
+            items=GRADER_SCHEMA,
+            min_items=1,
+            max_items=GRADERS_MAX,
+            help_text="`[{type, ...}]`; see docs/evals.md.",
+        )
         repeat = serializers.IntegerField(required=False, min_value=1, max_value=10)
 
     @extend_schema(

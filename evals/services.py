@@ -63,6 +63,7 @@ from .graders import (
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
 from .promptfoo import is_promptfoo_file, promptfoo_parse
 from .selectors import RowData, grade_reason_guard_register, row_values
+from .signals import evaluation_finished
 
 logger = logging.getLogger(__name__)
 
@@ -815,6 +816,7 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
             Evaluation.objects.filter(pk=evaluation.pk).update(
                 cells_done=F("cells_done") + cancelled
             )
+            _finished_announce(evaluation.pk, evaluation.prompt_id, Status.CANCELLED)
     if moved:
         running = Run.objects.filter(
             eval_cell__evaluation=evaluation, status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
@@ -844,6 +846,24 @@ def _count_finished(evaluation_id: int) -> None:
         cells_done=F("cells_done") + 1,
         status=Case(When(last, then=Value(Status.DONE)), default=F("status")),
         finished_at=Case(When(last, then=Value(timezone.now())), default=F("finished_at")),
+    )
+    # Only the increment that reaches the total sees done == total (the row stays locked
+    # until commit), so the evaluation's listeners hear of it once.
+    prompt_id = (
+        Evaluation.objects.filter(pk=evaluation_id, status=Status.DONE, cells_done=F("cells_total"))
+        .values_list("prompt_id", flat=True)
+        .first()
+    )
+    if prompt_id is not None:
+        _finished_announce(evaluation_id, prompt_id, Status.DONE)
+
+
+def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
+    transaction.on_commit(
+        lambda: evaluation_finished.send(
+            sender=Evaluation, evaluation_id=evaluation_id, prompt_id=prompt_id, status=status
+        ),
+        robust=True,  # a listener's failure does not fail the cell that finished it
     )
 
 

@@ -114,6 +114,23 @@ class ApiSchema:
         return self._validators[key]
 
 
+def sse_event_problem(template: str, event: str, data: Any) -> str | None:
+    """What is wrong with one server-sent event of the GET operation at `template`: an event
+    name its `text/event-stream` answer does not list in `x-sse-events`, or `data` that does
+    not validate against the schema listed for it. None when it matches."""
+    schema = api_schema_load()
+    stream = schema.document["paths"][template]["get"]["responses"]["200"]["content"]
+    events = stream["text/event-stream"].get("x-sse-events", {})
+    if event not in events:
+        return f"event {event!r} is not documented (documented: {sorted(events)})"
+    root = {**openapi_to_jsonschema(events[event]), "components": schema.components}
+    error = best_match(Draft202012Validator(root, format_checker=FormatChecker()).iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(the data)"
+    return f"event {event!r}: {where}: {error.message}"
+
+
 def _media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 

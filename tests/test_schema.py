@@ -48,3 +48,73 @@ def test_fetch_operations_declare_etags_conditional_requests_and_text_heads(tmp_
     kinds = system["oneOf"]
     assert kinds[0] == {"type": "string"}
     assert set(kinds[1]["required"]) == {"text", "truncated", "total", "text_url"}
+
+
+@pytest.mark.django_db
+def test_typed_clients_get_arrays_bounds_and_every_status_an_operation_answers():
+    """Issue #32: a generated client could not send `rows`, `graders`, `versions` or `models`
+    (typed as objects), had no bounds for `against` and `Last-Event-ID`, and could not read
+    the 200 `continue` answers when the child exists already."""
+    from tests.schemacheck import api_schema_load
+
+    document = api_schema_load().document
+    schemas = document["components"]["schemas"]
+    for component, field in (
+        ("TestSetListCreateApiInputRequest", "rows"),
+        ("TestSetReviseApiInputRequest", "rows"),
+        ("EvaluationListCreateApiInputRequest", "versions"),
+        ("EvaluationListCreateApiInputRequest", "models"),
+        ("EvaluationListCreateApiInputRequest", "graders"),
+    ):
+        prop = schemas[component]["properties"][field]
+        assert prop["type"] == "array" and "maxItems" in prop, (component, field, prop)
+    assert schemas["Evaluation"]["properties"]["graders"]["items"]["required"] == ["type"]
+    row = schemas["TestSetListCreateApiInputRequest"]["properties"]["rows"]["items"]
+    assert set(row["properties"]) == {"variables", "expected", "note"}
+    assert schemas["EvaluationListCreateApiInputRequest"]["properties"]["versions"]["items"] == {
+        "type": "integer",
+        "minimum": 1,
+    }
+    model = schemas["EvaluationListCreateApiInputRequest"]["properties"]["models"]["items"]
+    assert model["required"] == ["provider"] and "echo" in model["properties"]["provider"]["enum"]
+
+    def parameter(path, name):
+        operation = document["paths"][path]["get"]
+        return next(p["schema"] for p in operation["parameters"] if p["name"] == name)
+
+    against = parameter("/api/v1/versions/{version_id}/diff/", "against")
+    assert (against["minimum"], against["maximum"]) == (1, 2**63 - 1)
+    for name in ("Last-Event-ID", "offset"):
+        bound = parameter("/api/v1/runs/{run_id}/stream/", name)
+        assert (bound["minimum"], bound["maximum"]) == (0, 10**12 - 1), name
+
+    continued = document["paths"]["/api/v1/runs/{run_id}/continue/"]["post"]["responses"]
+    assert {"200", "201"} <= set(continued)
+    stream = document["paths"]["/api/v1/runs/{run_id}/stream/"]["get"]["responses"]["200"]
+    events = stream["content"]["text/event-stream"]["x-sse-events"]
+    assert events == {
+        "token": {"$ref": "#/components/schemas/RunStreamToken"},
+        "done": {"$ref": "#/components/schemas/Run"},
+        "error": {"$ref": "#/components/schemas/ApiError"},
+    }
+    # Every error an operation may answer is documented on every operation.
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            missing = {"400", "401", "403", "404", "409", "413", "429", "503"} - set(
+                operation["responses"]
+            )
+            assert not missing, (method, path, missing)
+
+
+@pytest.mark.django_db
+def test_an_against_outside_the_id_range_is_a_400_naming_it():
+    from tests.factories import api_client_for, make_user
+    from tests.playground.factories import make_prompt
+
+    owner = make_user("owner")
+    _, version = make_prompt(owner)
+    client = api_client_for(owner)
+    for bad in ("0", str(2**63)):
+        response = client.get(f"/api/v1/versions/{version.pk}/diff/?against={bad}")
+        assert response.status_code == 400, (bad, response.content)
+        assert response.json()["field"] == "against"

@@ -44,6 +44,9 @@ from ..services import (
 from ..texts import version_content_diff
 from ..uploads import content_prepare
 
+# The largest id a row can have (BigAutoField): the bound of an id given as a parameter.
+ID_MAX = 2**63 - 1
+
 
 def _parent_in(prompt: Prompt, version_id: Any, field: str = "parent") -> PromptVersion:
     """A version id from the request body: unknown or foreign ids are a 400 on that field."""
@@ -304,7 +307,7 @@ class VersionDiffApi(APIView):
         parameters=[
             OpenApiParameter(
                 "against",
-                OpenApiTypes.INT,
+                {"type": "integer", "minimum": 1, "maximum": ID_MAX},
                 required=True,
                 description="The other version of this prompt (404 when there is none).",
             ),
@@ -319,8 +322,12 @@ class VersionDiffApi(APIView):
             raise ContentInvalid(
                 "against: required (the id of the other version).", field="against"
             )
-        if not against_raw.isascii() or not against_raw.isdigit():
-            raise ContentInvalid("against: must be a version id.", field="against")
+        if (
+            not against_raw.isascii()
+            or not against_raw.isdigit()
+            or not 1 <= int(against_raw) <= ID_MAX
+        ):
+            raise ContentInvalid(f"against: must be a version id (1 to {ID_MAX}).", field="against")
         # Like every id: a version that is not there, or not of this prompt, is a 404.
         other = version_in_prompt(prompt=version.prompt, version_id=against_raw)
         try:

@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from common.api import JsonErrorsMixin
 from common.auth import request_actor
 from common.fields import StrictSerializer
+from common.schema import ApiErrorSerializer
 
 from ..api.prompts import PromptVersionListCreateApi, _saved
 from ..content import MODEL_MAX_CHARS, PROVIDERS
@@ -38,7 +39,16 @@ from .selectors import (
     run_variables_visible,
 )
 from .services import MAX_CONTINUE_CHARS, run_cancel, run_continue
-from .stream import run_events, run_events_async, run_stream_open, stream_offset_parse
+from .stream import (
+    OFFSET_MAX_DIGITS,
+    run_events,
+    run_events_async,
+    run_stream_open,
+    stream_offset_parse,
+)
+
+# A resume point: a character offset (the server also refuses one past the output's end).
+OFFSET_SCHEMA = {"type": "integer", "minimum": 0, "maximum": 10**OFFSET_MAX_DIGITS - 1}
 
 
 class UsageSerializer(serializers.Serializer[dict[str, Any]]):
@@ -261,8 +271,21 @@ class EventStreamRenderer(BaseRenderer):
         return b""  # the stream writes itself; errors are rendered as JSON (finalize_response)
 
 
+class RunStreamTokenSerializer(serializers.Serializer[dict[str, Any]]):
+    text = serializers.CharField(allow_blank=True, help_text="The new piece of output.")
+    offset = serializers.IntegerField(
+        min_value=0, help_text="The character offset after it (also the event id)."
+    )
+
+
 class RunStreamApi(JsonErrorsMixin, APIView):
     renderer_classes = [EventStreamRenderer, JSONRenderer]
+    # Each event's `data` (JSON), documented as `x-sse-events` (common/schema.py).
+    sse_events = {
+        "token": RunStreamTokenSerializer,
+        "done": RunSerializer,
+        "error": ApiErrorSerializer,
+    }
 
     @extend_schema(
         summary="Stream a run (server-sent events)",
@@ -274,10 +297,15 @@ class RunStreamApi(JsonErrorsMixin, APIView):
         " `RUN_STREAM_RECHECK_SECONDS` and ends with `event: error` once it is gone. At most"
         " `RUN_STREAMS_PER_USER` open streams per account: past it 429 with `Retry-After`.",
         parameters=[
-            OpenApiParameter("offset", int, required=False, description="Start at this character."),
+            OpenApiParameter(
+                "offset",
+                OFFSET_SCHEMA,
+                required=False,
+                description="Start at this character.",
+            ),
             OpenApiParameter(
                 "Last-Event-ID",
-                int,
+                OFFSET_SCHEMA,
                 location=OpenApiParameter.HEADER,
                 required=False,
                 description="Resume after this event (wins over `offset`).",
@@ -346,7 +374,13 @@ class RunContinueApi(APIView):
         description="201: a child of the run's version with the run's output appended as an"
         " `assistant` turn and `message` as the next `user` turn (editors and the owner).",
         request=InputSerializer,
-        responses={201: PromptVersionListCreateApi.CreatedSerializer},
+        responses={
+            201: PromptVersionListCreateApi.CreatedSerializer,
+            200: OpenApiResponse(
+                PromptVersionListCreateApi.CreatedSerializer,
+                description="That child exists already (`created: false`): nothing new saved.",
+            ),
+        },
     )
     def post(self, request: Request, run_id: int) -> Response:
         access = run_get_for_user(user=request.user, run_id=run_id)

@@ -220,3 +220,76 @@ def test_the_main_flows_through_a_generated_client(generated, clients, settings)
         format_=model("V1VersionsExportRetrieveFormat")("json"),
     )
     assert export.status_code == 200 and '"system"' in export.parsed
+
+
+def test_a_generated_client_creates_a_test_set_and_an_evaluation_and_reads_its_results(
+    generated, clients, settings
+):
+    """Issue #32: `rows`, `graders`, `versions` and `models` are arrays in the schema, so the
+    generated models take lists (they had no way to send one when the schema said "object")."""
+    settings.RUN_ECHO_DELAY_MS = 0
+    settings.EVAL_EAGER_MODE = "inline"  # the cells run inside the POST: its answer is final
+    client, _ = clients
+    call = lambda operation: _call(generated, operation)  # noqa: E731
+    model = lambda name: _model(generated, name)  # noqa: E731
+
+    created = call("v1_prompts_create").sync_detailed(
+        client=client,
+        body=model("PromptListCreateApiInputRequest").from_dict(
+            {
+                "title": "Designs",
+                "content": {
+                    "provider": "echo",
+                    "model": "echo-1",
+                    "system": "You review designs.",
+                    "messages": [{"role": "user", "content": "Review {{design}}."}],
+                    "params": {"temperature": 1.0, "max_tokens": 64, "top_p": None, "stop": []},
+                    "tools": [],
+                    "response_format": None,
+                    "variables": {"design": "a queue"},
+                },
+            }
+        ),
+    )
+    assert created.status_code == 201
+    prompt_id, version_id = created.parsed.id, created.parsed.root_version
+
+    testset = call("v1_prompts_testsets_create").sync_detailed(
+        prompt_id,
+        client=client,
+        body=model("TestSetListCreateApiInputRequest").from_dict(
+            {
+                "name": "designs",
+                "rows": [
+                    {"variables": {"design": "a cache"}, "expected": "cache"},
+                    {"variables": {"design": "a queue"}, "expected": "nothing like it"},
+                ],
+            }
+        ),
+    )
+    assert testset.status_code == 201, testset.content
+    assert [row.variables.additional_properties for row in testset.parsed.rows] == [
+        {"design": "a cache"},
+        {"design": "a queue"},
+    ]
+
+    evaluation = call("v1_prompts_evals_create").sync_detailed(
+        prompt_id,
+        client=client,
+        body=model("EvaluationListCreateApiInputRequest").from_dict(
+            {
+                "testset": testset.parsed.id,
+                "versions": [version_id],
+                "models": [{"provider": "echo", "model": "echo-1"}],
+                "graders": [{"type": "contains", "value": "cache"}],
+            }
+        ),
+    )
+    assert evaluation.status_code == 201, evaluation.content
+    assert [g.type_ for g in evaluation.parsed.graders] == ["contains"]
+
+    read = call("v1_evals_retrieve").sync(evaluation.parsed.id, client=client)
+    assert read.status.value == "done" and read.progress.done == read.progress.total == 2
+    results = call("v1_evals_results_retrieve").sync(evaluation.parsed.id, client=client)
+    assert results.count == 2
+    assert [(r.row, r.passed) for r in results.results] == [(1, True), (2, False)]

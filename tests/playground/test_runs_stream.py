@@ -24,6 +24,9 @@ from django.conf import settings
 from django.test.utils import CaptureQueriesContext
 
 from tests.conftest import EXPECT_SERVICES, free_port, migrate, sqlite_copy, wait_for_port
+from tests.schemacheck import sse_event_problem
+
+STREAM_TEMPLATE = "/api/v1/runs/{run_id}/stream/"
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 3
@@ -120,7 +123,11 @@ def _events(response: http.client.HTTPResponse) -> Iterator[tuple[str, Any, int 
         if text == "":
             if "event" in fields:
                 ident = int(fields["id"]) if "id" in fields else None
-                yield fields["event"], json.loads(fields.get("data", "null")), ident
+                data = json.loads(fields.get("data", "null"))
+                # Every event's data is what the schema lists for it (x-sse-events).
+                problem = sse_event_problem(STREAM_TEMPLATE, fields["event"], data)
+                assert problem is None, problem
+                yield fields["event"], data, ident
             fields = {}
         elif not text.startswith(":") and ": " in text:
             key, value = text.split(": ", 1)
