@@ -124,6 +124,7 @@ def _design_file(repo: str, path: str) -> bool:
     text = text if text is not None else (_blob(repo, last, path) if last else None)
     return text is not None and bool(_PEP_TYPE.search(text[:2000]))
 
+
 # Annotations
 ANNOTATIONS_PER_PAIR = 25
 NEAR_SHARE = 0.5  # reviewers comment on what then gets revised: half of them near a change
@@ -348,9 +349,7 @@ _RST_RULE = re.compile(r"^([=\-~^\"'`#*+:.])\1{3,}\s*$")  # a section title's un
 _RST_TABLE_RULE = re.compile(r"^\s*=+(?:\s+=+)+\s*$")  # a simple table's rule
 
 
-def _prose(
-    text: str, *, rst: bool = False
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _prose(text: str, *, rst: bool = False) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Sentences (raw spans, markers stripped) and heading titles of the prose.
 
     ``rst``: reStructuredText (PEPs): a line underlined by a rule is a heading; simple and grid
@@ -798,9 +797,7 @@ def corpus_load(
         diff = _LineDiff(old, new)
         entry = json.loads((folder / "pair.json").read_text())
         rst = entry["path"].endswith((".rst", ".txt"))
-        notes = annotations_place(
-            old, f"{seed}:{folder.name}", count, diff.near_changes(), rst=rst
-        )
+        notes = annotations_place(old, f"{seed}:{folder.name}", count, diff.near_changes(), rst=rst)
         truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
         pairs.append(Pair(folder.name, entry, old, new, notes, truths))
     return pairs

@@ -20,7 +20,7 @@ from django.db.models.functions import Substr
 
 from common.auth import Viewer
 from common.selectors import object_id_parse
-from playground.models import PromptVersion, Role, Run
+from playground.models import PromptVersion, Role
 from playground.selectors import prompt_access_get_for_user
 
 from .exceptions import NotFound

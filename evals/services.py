@@ -170,7 +170,7 @@ def _row_threshold(raw: object, where: str) -> float | None:
     return float(raw)
 
 
-def row_json(row: TestCase | RowInput) -> dict[str, Any]:
+def row_json(row: RowData | RowInput) -> dict[str, Any]:
     """A row as `testset_rows_parse` reads it (graders and threshold only when set)."""
     body: dict[str, Any] = {"variables": row.variables, "expected": row.expected, "note": row.note}
     if row.graders:
@@ -324,7 +324,7 @@ def testset_export_promptfoo(
     *,
     testset: TestSet,
     revision: TestSetRevision,
-    rows: list[TestCase],
+    rows: list[RowData],
     version: PromptVersion | None,
     source_url: str,
 ) -> str:
@@ -1091,7 +1091,10 @@ def graders_registered() -> tuple[tuple[str, str], ...]:
 
 def cell_specs(*, cell: EvalCell) -> list[GraderSpec]:
     """The cell's graders: the evaluation's, then its row's own."""
-    return [grader_spec_load(body) for body in [*cell.evaluation.graders, *(cell.row.content.graders or [])]]
+    return [
+        grader_spec_load(body)
+        for body in [*cell.evaluation.graders, *(cell.row.content.graders or [])]
+    ]
 
 
 def cell_grades(

@@ -42,6 +42,7 @@ from .selectors import (
     evaluation_results_stream,
     testset_get_for_user,
     testset_list_for_prompt,
+    testset_rows,
 )
 from .services import (
     RowInput,
@@ -190,7 +191,9 @@ def _new_testset_rows(request: HttpRequest) -> list[RowInput]:
     if upload is None:
         return [RowInput(variables={}, expected="", note="")]
     return testset_import_file(
-        actor=request_actor(request), upload=upload, judge_version=_judge_version(request.POST)
+        actor=request_actor(request),
+        upload=upload,
+        judge_version=_import_judge_version(request.POST),
     )
 
 
@@ -232,7 +235,7 @@ def _prompt_evals_post(request: HttpRequest, access: Any) -> HttpResponse:
 # --- test sets --------------------------------------------------------------------------------
 
 
-def _judge_version(post: Any) -> int | None:
+def _import_judge_version(post: Any) -> int | None:
     raw = post.get("judge_version", "").strip()
     return int(_number(raw, "judge_version")) if raw else None
 
@@ -297,7 +300,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
             rows = testset_import_file(
                 actor=request_actor(request),
                 upload=upload,
-                judge_version=_judge_version(request.POST),
+                judge_version=_import_judge_version(request.POST),
             )
             message = f"Imported {len(rows)} rows from {upload.name}"
             append = True  # the kept rows are pointed at, not read and stored again
