@@ -299,7 +299,9 @@ def test_evaluation_csv_export_neutralises_formula_cells(
         )
     assert started.status_code == 201, started.content
     client.force_login(owner)
-    body = client.get(f"/evals/{started.json()['id']}/export.csv").content.decode()
+    body = b"".join(
+        client.get(f"/evals/{started.json()['id']}/export.csv").streaming_content
+    ).decode()
     records = list(csv.DictReader(io.StringIO(body)))
     assert sorted(r["output"] for r in records) == sorted("'" + f for f in FORMULAS)
     for record in records:

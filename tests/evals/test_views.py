@@ -179,11 +179,11 @@ def test_exports_name_versions_by_number_and_keep_the_id_apart(logged_in, offset
     from evals.services import evaluation_dispatch
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
-    text = logged_in.get(f"/evals/{evaluation.pk}/export.csv").content.decode()
+    text = _body(logged_in.get(f"/evals/{evaluation.pk}/export.csv"))
     header, row = list(csv.reader(io.StringIO(text)))
     assert dict(zip(header, row, strict=True))["version"] == "v2"
     assert dict(zip(header, row, strict=True))["version_id"] == str(v2.pk)
-    (cell,) = json.loads(logged_in.get(f"/evals/{evaluation.pk}/export.json").content)
+    (cell,) = json.loads(_body(logged_in.get(f"/evals/{evaluation.pk}/export.json")))
     assert (cell["version"], cell["version_id"]) == ("v2", v2.pk)
 
 
