@@ -11,17 +11,26 @@ every sync call of the request, as before, but `request_thread_release()` lets t
 An async response body calls it once the sync part is over (after closing the request's
 database connections); a later sync call of the same request (closing the response) gets a
 fresh thread. A stream then holds no thread while it waits, only a coroutine.
+
+It also limits request bodies before Django reads them (common/bodylimit.py): a declared length
+past the limit is a 413 before a byte is read, and a body without one is counted as it arrives
+and refused as soon as it passes the limit.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext
+from django.conf import settings
+from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
+
+from common.bodylimit import body_declared_too_large, body_limit, body_refusal_json
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -69,17 +78,83 @@ def request_thread_release() -> bool:
     return True
 
 
+class BodyTooLarge(Exception):
+    """A body without a declared length went past its limit while being read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+_body_limit: ContextVar[int] = ContextVar("redline_body_limit", default=0)
+
+
+async def _refuse_body(send: Send, limit: int) -> None:
+    """413 straight from the handler (nothing has been sent yet); the connection is closed, so
+    the server reads no more of the body."""
+    body = body_refusal_json(limit)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class RedlineASGIHandler(ASGIHandler):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             # As Django's handler: only HTTP (the server answers lifespan events itself).
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        # A body is limited before Django reads any of it (common/bodylimit.py).
+        path = scope.get("path", "")
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        declared_limit = body_declared_too_large(path, length.decode("latin-1") if length else None)
+        if declared_limit is not None:
+            await _refuse_body(send, declared_limit)
+            return
+        limit_token = _body_limit.set(body_limit(path))
         executor = RequestExecutor()
         token = _request_executor.set(executor)
         try:
             async with ThreadSensitiveContext(executor=executor):
                 await self.handle(scope, receive, send)
+        except BodyTooLarge as error:
+            await _refuse_body(send, error.limit)
         finally:
             _request_executor.reset(token)
+            _body_limit.reset(limit_token)
             # No call is left: Django awaited every task of the request. Don't block the loop.
             executor.shutdown(wait=False)
+
+    async def read_body(self, receive: Receive) -> Any:
+        """Django's `read_body`, counting: past the request's limit the part read is dropped and
+        BodyTooLarge ends the request (a 413) before anything more is read or written."""
+        limit = _body_limit.get()
+        body_file = tempfile.SpooledTemporaryFile(
+            max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b"
+        )
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body_file.close()
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if limit and received > limit:
+                body_file.close()
+                raise BodyTooLarge(limit)
+            if chunk:
+                body_file.write(chunk)
+            if not message.get("more_body", False):
+                break
+        body_file.seek(0)
+        return body_file

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "common.middleware.RequestGuardMiddleware",
+    "common.bodylimit.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -157,6 +158,11 @@ STORAGES = {
 
 # Request bodies: large prompt texts go straight to object storage, so the API caps bodies.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024 * 1024)
+# Any body, forms and files included, is refused with a 413 past this many bytes before it is
+# read or spooled to disk (common/bodylimit.py); Redline's own upload endpoint (the embedded
+# default's signed PUT, under this prefix) takes up to UPLOAD_MAX_BYTES instead.
+REQUEST_BODY_MAX_BYTES = env_int("REQUEST_BODY_MAX_BYTES", 16 * 1024 * 1024)
+REQUEST_BODY_UPLOAD_PREFIX = "/api/v1/uploads/put/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -5,6 +5,9 @@ skipped on the embedded default, failed there if the pass expects the services).
   the same queue takes the messages still queued, the reaper hands over the ones the dead worker
   had reserved, and the cell whose call was in flight is failed, never sent again.
 - Cancel stops new provider calls: none starts more than a second after the cancel returned.
+- A poisoned grader cannot hang a worker: past EVAL_CELL_SOFT_TIME_LIMIT its cell is `error`
+  with the reason, its message is acknowledged (not redelivered), and the worker goes on with
+  the next cell.
 
 The provider is the loopback server (Anthropic's wire protocol) streaming slowly enough for the
 test to act mid-evaluation; each row's value names its cell in the request the server records.
@@ -67,7 +70,7 @@ def _on_workers(settings, server) -> Iterator[str]:
         app.conf.task_always_eager = previous
 
 
-def _start(owner, rows: int) -> Evaluation:
+def _start(owner, rows: int, graders: list | None = None) -> Evaluation:
     prompt, version = make_prompt(owner)
     revision = eval_services.testset_create(
         actor=owner,
@@ -85,7 +88,7 @@ def _start(owner, rows: int) -> Evaluation:
         role=Role.OWNER,
         revision=revision,
         versions=[version.pk],
-        graders=[{"type": "contains", "value": "Hello"}],
+        graders=graders or [{"type": "contains", "value": "Hello"}],
     )
 
 
@@ -213,3 +216,45 @@ def test_cancel_stops_new_provider_calls_within_a_second(provider_server, settin
     assert by_status["graded"] >= 2
     assert by_status["cancelled"] >= rows - len(sent)
     assert len(sent) < rows  # the cancel came mid-way
+
+
+def test_a_poisoned_cell_ends_error_at_its_time_limit_and_the_worker_goes_on(
+    provider_server, settings
+):
+    """A regex grader whose pattern takes exponential time on the reply, with a regex budget
+    (600 s) far past the cell's time limit (30 s), so only the time limit can stop it: on a
+    prefork worker (time limits need one), as in production. A first evaluation warms the
+    worker up, so the limit is spent on grading, not on the child's first imports (the first
+    provider call of a fresh child took 17 s on a loaded machine)."""
+    poisoned_reply = Behaviour(text="a" * 60 + "!")
+    with _on_workers(settings, provider_server) as queue:
+        provider_server.plan(Behaviour(), poisoned_reply, Behaviour())
+        env = _worker_env(provider_server, queue)
+        env.update(EVAL_CELL_SOFT_TIME_LIMIT="30", EVAL_REGEX_BUDGET_SECONDS="600")
+        with run_worker(queue=queue, pool="prefork", **env) as worker:
+            owner = make_user("owner")
+            evaluations = [_start(owner, 1)]
+            _wait(lambda: _ended([evaluations[0]]), "the first evaluation's cell to end")
+            poisoned = _start(owner, 1, graders=[{"type": "regex", "pattern": r"^(\w|\w\w)*$"}])
+            evaluations += [poisoned, _start(owner, 1)]
+            _wait(lambda: _ended(evaluations), "every evaluation's cell to end")
+            with app.connection_for_read() as connection:
+                waiting = connection.default_channel.client.llen(queue)
+            active = app.control.inspect(destination=[worker.name], timeout=2).active() or {}
+    (cell,) = EvalCell.objects.filter(evaluation=poisoned).select_related("run")
+    assert cell.status == "error"
+    assert "time limit (30 s)" in cell.error
+    assert cell.grade_attempts == 1  # stopped while grading; acknowledged, never handed over again
+    assert cell.run.status == "done"  # the call had ended; the grading was what ran over
+    assert Evaluation.objects.get(pk=poisoned.pk).status == "done"
+    # The worker was not poisoned: the evaluation queued after it was graded.
+    (after,) = EvalCell.objects.filter(evaluation=evaluations[2])
+    assert (after.status, after.passed) == ("graded", True)
+    assert waiting == 0
+    assert active.get(worker.name, []) == []
+
+
+def _ended(evaluations: list[Evaluation]) -> bool:
+    return not EvalCell.objects.filter(
+        evaluation__in=evaluations, status__in=("queued", "running")
+    ).exists()

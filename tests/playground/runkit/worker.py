@@ -47,9 +47,12 @@ def _database_url() -> str:
 
 
 @contextmanager
-def run_worker(*, queue: str | None = None, **env_values: str) -> Iterator[Worker]:
-    """Start a solo-pool worker that consumes `queue` (default: a fresh one); stop (or find
-    killed) at exit. A worker started on the queue of a killed one takes over its messages."""
+def run_worker(
+    *, queue: str | None = None, pool: str = "solo", **env_values: str
+) -> Iterator[Worker]:
+    """Start a worker (one process: the solo pool; `pool="prefork"` for one child, which time
+    limits need) that consumes `queue` (default: a fresh one); stop (or find killed) at exit. A
+    worker started on the queue of a killed one takes over its messages."""
     from config.celery import app
 
     needs_broker()
@@ -67,7 +70,7 @@ def run_worker(*, queue: str | None = None, **env_values: str) -> Iterator[Worke
             "-A",
             "config",
             "worker",
-            "--pool=solo",
+            f"--pool={pool}",
             "--concurrency=1",
             "--loglevel=WARNING",
             "--without-gossip",
