@@ -136,6 +136,9 @@ class PreparedContent:
 
     canonical: PreparedVersionContent
     digest: str
+    # (field, upload id) of each upload whose text this content stored: the save marks them
+    # used in its own transaction (playground.services, issue #31).
+    uploads: tuple[tuple[str, str], ...] = ()
 
 
 def _fail(field: str, message: str) -> ContentInvalid:

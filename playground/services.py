@@ -18,6 +18,8 @@ from common.auth import Viewer
 from common.exceptions import Forbidden
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
+from textstore import objects
+from textstore.exceptions import ObjectStoreError
 from textstore.services import blob_put
 
 from .content import (
@@ -39,6 +41,7 @@ from .models import (
     PromptVersion,
     Role,
     ShareLink,
+    Upload,
 )
 
 logger = logging.getLogger(__name__)
@@ -97,10 +100,39 @@ def _store_texts(
     return {"system_sha": system, "messages": messages}
 
 
-def _canonical(content: object) -> tuple[VersionContent | PreparedVersionContent, str]:
+def upload_objects_delete(*, keys: list[str]) -> None:
+    """Delete uploads' objects; a failure is logged (uploads_expire deletes them later)."""
+    for key in keys:
+        try:
+            objects.object_delete(key=key)
+        except ObjectStoreError:
+            logger.exception("upload.delete_failed", extra={"object_key": key})
+
+
+def _uploads_spend(*, actor: User, prepared: PreparedContent) -> None:
+    """Mark the uploads whose texts `prepared` stored used, inside the save's transaction, and
+    delete their objects once it commits: a save that fails or is killed before its commit
+    leaves them usable (issue #31). One used meanwhile by another save refuses this one."""
+    now = timezone.now()
+    for field, upload_id in prepared.uploads:
+        if not Upload.objects.filter(pk=upload_id, owner=actor, used_at__isnull=True).update(
+            used_at=now
+        ):
+            raise ContentInvalid(f"{field}: this upload was already used.", field=field)
+    ids = [upload_id for _, upload_id in prepared.uploads]
+    keys = list(Upload.objects.filter(pk__in=ids).values_list("object_key", flat=True))
+    if keys:
+        transaction.on_commit(lambda: upload_objects_delete(keys=keys))
+
+
+def _canonical(
+    content: object, *, actor: User
+) -> tuple[VersionContent | PreparedVersionContent, str]:
     """Validated content and its hash: raw JSON is checked here; PreparedContent (texts stored
-    by the upload flow before the transaction) was checked by content_prepare."""
+    by the upload flow before the transaction) was checked by content_prepare, and the uploads
+    it used are spent here, in the caller's transaction."""
     if isinstance(content, PreparedContent):
+        _uploads_spend(actor=actor, prepared=content)
         return content.canonical, content.digest
     canonical = content_validate(content)
     return canonical, content_hash(canonical)
@@ -177,7 +209,7 @@ def prompt_create(
     title = (title or "").strip()
     if not title or len(title) > TITLE_MAX_CHARS:
         raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
-    canonical, digest = _canonical(content)
+    canonical, digest = _canonical(content, actor=actor)
     prompt = Prompt.objects.create(owner=actor, title=title, question=question)
     version, _ = _insert_version(
         prompt=prompt,
@@ -241,7 +273,7 @@ def prompt_version_create(
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
     if len(message) > MESSAGE_MAX_CHARS:
         raise ContentInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
-    canonical, digest = _canonical(content)
+    canonical, digest = _canonical(content, actor=actor)
     main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
     if digest == parent.content_hash:
         return SaveResult(

@@ -5,19 +5,21 @@
    for Redline's own PUT endpoint (`upload_receive`, which streams the body to disk).
 2. A version's text field may then be `{"upload": "<id>"}`, or `{"same_as": "parent"}` for a
    text kept unchanged from the parent (the editor does not load a huge text to send it back).
-   `content_prepare` resolves those references *before* the version's transaction: it claims
-   each upload (once, by its owner, before it expires), streams the object through
+   `content_prepare` resolves those references *before* the version's transaction: it checks
+   each upload (its owner's, unused, not expired), streams the object through
    `textstore.ingest.blob_put_object` (size, SHA-256, UTF-8 and NUL checked by the server
-   itself, stored as a delta against the parent's text when close to it), deletes the object
-   whatever happens, and computes the content hash by streaming the stored texts. The
-   result, a `PreparedContent`, goes to `prompt_create` / `prompt_version_create` unchanged,
-   so their locking and numbering stay as they are.
+   itself, stored as a delta against the parent's text when close to it), and computes the
+   content hash by streaming the stored texts. The result, a `PreparedContent` naming the
+   uploads it used, goes to `prompt_create` / `prompt_version_create`, which mark those
+   uploads used in the version's own transaction and delete their objects once it commits.
 
 Any failure is a `ContentInvalid` naming the field, and no version is created. An upload is
-good for one save attempt: the uploads a save names are claimed together once each was found
-usable (all or none), and a claimed upload's object is deleted whatever the outcome. A refused
-reference before that point (someone else's id, an unknown one) consumes nothing; an expired
-upload's object is deleted when it is named.
+used by the save that commits with it: a save that fails (or a worker killed) before its commit
+leaves the upload usable, its object in place, and its stored texts are content-addressed
+(a retry finds them; `textstore_gc` takes them if none does) (issue #31). An upload whose data
+is refused (wrong size, hash, not UTF-8) is used up with the others the save named, and their
+objects deleted. A refused reference (someone else's id, an unknown one) consumes nothing; an
+expired upload's object is deleted when it is named.
 """
 
 import logging
@@ -38,7 +40,7 @@ from django.utils import timezone
 from common.exceptions import RateLimited
 from common.ratelimit import Limit, ratelimit_exceeded, ratelimit_hit
 from textstore import objects
-from textstore.exceptions import ObjectNotFound, ObjectStoreError
+from textstore.exceptions import ObjectNotFound
 from textstore.ingest import IngestRejected, blob_put_object
 from textstore.selectors import blob_read_range, blob_stat
 
@@ -52,7 +54,7 @@ from .content import (
 )
 from .exceptions import ContentInvalid, NotFound
 from .models import PromptVersion, Upload
-from .services import text_bases
+from .services import text_bases, upload_objects_delete
 
 logger = logging.getLogger(__name__)
 
@@ -325,8 +327,9 @@ def _parent_text(parent: PromptVersion | None, field: str, sha: str) -> str:
     return sha
 
 
-def _claim(*, actor: User, refs: dict[str, UploadRef]) -> dict[str, Upload]:
-    """Check and mark used every upload named, all or none. A foreign id reads as unknown."""
+def _usable(*, actor: User, refs: dict[str, UploadRef]) -> dict[str, Upload]:
+    """Every upload named, each checked usable (the save marks them used, playground.services).
+    A foreign id reads as unknown."""
     uploads: dict[str, Upload] = {}
     seen: set[str] = set()
     for field, ref in refs.items():
@@ -346,21 +349,19 @@ def _claim(*, actor: User, refs: dict[str, UploadRef]) -> dict[str, Upload]:
             _discard([upload])
             raise ContentInvalid(f"{field}: this upload expired; upload again.", field=field)
         uploads[field] = upload
-    now = timezone.now()
-    with transaction.atomic():
-        for field, upload in uploads.items():
-            claimed = Upload.objects.filter(pk=upload.pk, used_at__isnull=True).update(used_at=now)
-            if not claimed:
-                raise ContentInvalid(f"{field}: this upload was already used.", field=field)
     return uploads
 
 
+def _spend_refused(uploads: list[Upload]) -> None:
+    """Uploads a save named whose data was refused: used up, their objects deleted."""
+    Upload.objects.filter(pk__in=[u.pk for u in uploads], used_at__isnull=True).update(
+        used_at=timezone.now()
+    )
+    _discard(uploads)
+
+
 def _discard(uploads: list[Upload]) -> None:
-    for upload in uploads:
-        try:
-            objects.object_delete(key=upload.object_key)
-        except ObjectStoreError:
-            logger.exception("upload.delete_failed", extra={"upload_id": str(upload.pk)})
+    upload_objects_delete(keys=[upload.object_key for upload in uploads])
 
 
 def _ingest(upload: Upload, field: str, base: str | None) -> StoredText:
@@ -392,11 +393,11 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: objec
     """Resolve upload and parent-text references in raw `content`, before any transaction.
 
     Content without references is returned as it is (the services validate it as always).
-    Otherwise: the content is validated with references allowed, each upload is claimed,
-    checked and stored in textstore (as a delta against the text the save would use as its
-    base), its object deleted, and a `PreparedContent` returned whose hash equals that of the
-    same content sent inline. Raises ContentInvalid naming the field; then no version exists
-    (and claimed uploads are consumed, see the module docstring).
+    Otherwise: the content is validated with references allowed, each upload is checked and
+    stored in textstore (as a delta against the text the save would use as its base), and a
+    `PreparedContent` returned, naming the uploads for the save to spend, whose hash equals
+    that of the same content sent inline. Raises ContentInvalid naming the field; then no
+    version exists (an upload whose data was refused is used up, see the module docstring).
     """
     if not content_has_refs(content):
         return content
@@ -413,15 +414,17 @@ def content_prepare(*, actor: User, parent: PromptVersion | None, content: objec
         elif isinstance(value, ParentTextSha):
             _set_text(canonical, field, StoredText(_parent_text(parent, field, value.sha256)))
     refs = {field: value for field, value in fields if isinstance(value, UploadRef)}
-    uploads = _claim(actor=actor, refs=refs)
+    uploads = _usable(actor=actor, refs=refs)
     try:
         for field, upload in uploads.items():
             _set_text(canonical, field, _ingest(upload, field, base_of[field]))
-    finally:
-        _discard(list(uploads.values()))
+    except ContentInvalid:
+        _spend_refused(list(uploads.values()))
+        raise
     prepared = cast(PreparedVersionContent, canonical)  # every reference is a StoredText now
     digest = prepared_content_hash(prepared, text_pieces=text_pieces)
-    return PreparedContent(canonical=prepared, digest=digest)
+    used = tuple((field, str(upload.pk)) for field, upload in uploads.items())
+    return PreparedContent(canonical=prepared, digest=digest, uploads=used)
 
 
 def uploads_expire() -> int:

@@ -14,14 +14,17 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
-from django.test import Client
+from django.db import transaction
+from django.test import Client, TestCase
 from django.utils import timezone
 
+from common.limits import MESSAGE_MAX_CHARS
 from config.settings import upload_connect_origins
 from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
+from playground.services import prompt_version_create
 from playground.tasks import uploads_expire
-from playground.uploads import UPLOAD_PREFIX, upload_receive
+from playground.uploads import UPLOAD_PREFIX, content_prepare, upload_receive
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content
 from textstore import ingest, objects
@@ -93,22 +96,26 @@ def upload(api, text: str) -> str:
 
 
 def new_prompt(api, **changes) -> int:
-    response = api.post(
-        "/api/v1/prompts/",
-        {"title": "Large", "content": content(**changes)},
-        format="json",
-    )
+    # The test's transaction never commits: run the save's on-commit work (deleting the
+    # objects of the uploads it used) as its commit would.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = api.post(
+            "/api/v1/prompts/",
+            {"title": "Large", "content": content(**changes)},
+            format="json",
+        )
     assert response.status_code == 201, response.json()
     return response.json()["root_version"]
 
 
 def save(api, parent: int, **changes):
     version = PromptVersion.objects.get(pk=parent)
-    return api.post(
-        f"/api/v1/prompts/{version.prompt_id}/versions/",
-        {"parent": parent, "content": content(**changes)},
-        format="json",
-    )
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return api.post(
+            f"/api/v1/prompts/{version.prompt_id}/versions/",
+            {"parent": parent, "content": content(**changes)},
+            format="json",
+        )
 
 
 def upload_objects() -> list[str]:
@@ -285,6 +292,38 @@ def test_unknown_upload_id(store, api, bad_id):
     response = save(api, root, system={"upload": bad_id})
     assert response.status_code == 400
     assert response.json()["detail"] == "system: no such upload."
+
+
+def test_a_save_that_fails_after_naming_an_upload_leaves_it_usable(store, api, owner):
+    """Issue #31: a web worker killed mid-save left the named upload marked used (its object
+    deleted), so it had to be uploaded again. Here the save's transaction fails after the
+    version was written from the upload (a second save in it is refused), as a killed one
+    would: nothing of it stays, and the same upload saves afterwards."""
+    root = PromptVersion.objects.get(pk=new_prompt(api))
+    text = big_text(2_000)
+    upload_id = upload(api, text)
+    named = content(system={"upload": upload_id})
+    prepared = content_prepare(actor=owner, parent=root, content=named)
+    with pytest.raises(ContentInvalid), transaction.atomic():
+        written = prompt_version_create(
+            actor=owner, prompt=root.prompt, parent=root, content=prepared
+        )
+        assert written.created
+        prompt_version_create(
+            actor=owner,
+            prompt=root.prompt,
+            parent=root,
+            content=content(system="other"),
+            message="m" * (MESSAGE_MAX_CHARS + 1),
+        )
+    assert PromptVersion.objects.count() == 1
+    assert Upload.objects.get(pk=upload_id).used_at is None
+    assert len(upload_objects()) == 1
+    again = save(api, root.pk, system={"upload": upload_id})
+    assert again.status_code == 201, again.json()
+    assert blob_read(sha=PromptVersion.objects.get(pk=again.json()["id"]).system_sha) == text
+    assert Upload.objects.get(pk=upload_id).used_at is not None
+    assert upload_objects() == []
 
 
 def test_upload_used_twice(store, api):

@@ -62,6 +62,9 @@ def run_worker(
     env.update(
         DATABASE_URL=_database_url(), DB_CONN_MAX_AGE="0", RUN_TASK_QUEUE=queue, **env_values
     )
+    # A cell's task sends the account's next cell from the worker (evals/dispatch.py): to the
+    # queue this worker consumes unless the caller names another.
+    env["EVAL_TASK_QUEUE"] = env_values.get("EVAL_TASK_QUEUE", queue)
     process = subprocess.Popen(
         [
             sys.executable,
