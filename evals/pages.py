@@ -113,9 +113,9 @@ class EvaluationPage:
     compare: tuple[int, int] | None  # column positions whose outputs are diffed
 
 
-# A row's value on the results page is cut to this many characters (the whole row is in the
-# test set's own table and export).
-PAGE_VALUE_CHARS = 5_000
+# A row's value on the results page is cut to this many characters by the database (the page
+# shows 300; the whole value is in the test set's own table and export).
+PAGE_VALUE_CHARS = 1_000
 
 
 def _cut(value: str) -> str:

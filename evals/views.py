@@ -7,12 +7,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -487,6 +489,31 @@ def _csv_lines(results: Iterator[CellResult]) -> Iterator[str]:
     yield out.getvalue()
 
 
+# An export's pieces are gathered up to this many characters per write.
+EXPORT_PIECE_CHARS = 64 * 1024
+
+
+def _pieces(lines: Iterator[str]) -> list[str]:
+    """The next lines of an export, up to EXPORT_PIECE_CHARS ([] at the end)."""
+    taken: list[str] = []
+    size = 0
+    for line in lines:
+        taken.append(line)
+        size += len(line)
+        if size >= EXPORT_PIECE_CHARS:
+            break
+    return taken
+
+
+async def _async_body(lines: Iterator[str]) -> AsyncIterator[str]:
+    """The export under ASGI: Django would read a sync iterator whole into a list before
+    sending it, so each piece is pulled on the request's own thread (the one whose database
+    connection holds the cursor) as the previous one is sent."""
+    pull = sync_to_async(_pieces, thread_sensitive=True)
+    while pieces := await pull(lines):
+        yield "".join(pieces)
+
+
 def _json_lines(results: Iterator[CellResult]) -> Iterator[str]:
     yield "["
     first = True
@@ -507,12 +534,13 @@ def evaluation_export_view(
         raise Http404
     access = _evaluation(request, evaluation_id)
     results = evaluation_results_stream(evaluation=access.evaluation, reader=request.user)
-    if fmt == "json":
-        response = StreamingHttpResponse(_json_lines(results), content_type="application/json")
-    else:
-        response = StreamingHttpResponse(
-            _csv_lines(results), content_type="text/csv; charset=utf-8"
-        )
+    lines = _json_lines(results) if fmt == "json" else _csv_lines(results)
+    body: Iterator[str] | AsyncIterator[str] = (
+        _async_body(lines) if isinstance(request, ASGIRequest) else lines
+    )
+    response = StreamingHttpResponse(
+        body, content_type="application/json" if fmt == "json" else "text/csv; charset=utf-8"
+    )
     name = f"evaluation-{evaluation_id}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
