@@ -151,6 +151,11 @@ def _judge_version(user: Any, post: Any) -> int:
         ) from None
 
 
+def _rows(count: int) -> str:
+    """ "1 row", "2 rows"."""
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def _models_from_form(post: Any) -> list[dict[str, str]]:
     chosen = []
     for index in (1, 2):
@@ -281,7 +286,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
                 for r in testset_rows(revision=access.revision)
             ]
             rows = kept + imported
-            message = f"Imported {len(imported)} rows from {upload.name}"
+            message = f"Imported {_rows(len(imported))} from {upload.name}"
         else:
             rows = testset_rows_parse(_rows_from_form(request.POST))
             message = request.POST.get("message", "")
@@ -298,7 +303,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
         return redirect(here)
-    messages.success(request, f"Saved revision {revision.number} with {revision.row_count} rows.")
+    messages.success(request, f"Saved revision {revision.number} with {_rows(revision.row_count)}.")
     return redirect(here)
 
 
