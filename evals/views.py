@@ -156,6 +156,11 @@ def _judge_version(user: Any, post: Any) -> int:
         ) from None
 
 
+def _rows(count: int) -> str:
+    """ "1 row", "2 rows"."""
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def _models_from_form(post: Any) -> list[dict[str, str]]:
     chosen = []
     for index in (1, 2):
@@ -304,7 +309,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
                 upload=upload,
                 judge_version=_import_judge_version(request.POST),
             )
-            message = f"Imported {len(rows)} rows from {upload.name}"
+            message = f"Imported {_rows(len(rows))} from {upload.name}"
             append = True  # the kept rows are pointed at, not read and stored again
         else:
             rows = testset_rows_parse(
@@ -326,7 +331,7 @@ def _testset_post(request: HttpRequest, access: Any) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
         return redirect(here)
-    messages.success(request, f"Saved revision {revision.number} with {revision.row_count} rows.")
+    messages.success(request, f"Saved revision {revision.number} with {_rows(revision.row_count)}.")
     return redirect(here)
 
 

@@ -38,6 +38,7 @@
     field.id = id;
     field.name = name;
     if (tag === "textarea") field.rows = 2;
+    else field.type = "text"; // the app's text-field style (static/css/redline.css)
     cell.appendChild(label);
     cell.appendChild(field);
     return cell;
@@ -93,6 +94,7 @@
       label.htmlFor = "col-" + j;
       label.textContent = "Variable name " + (j + 1);
       var input = document.createElement("input");
+      input.type = "text";
       input.id = "col-" + j;
       input.name = "col";
       input.className = "col-name";
