@@ -197,12 +197,14 @@ def _rank_by_severity(review: Review, severity: str, *, exclude: int | None = No
     below ranked minors): just before the first ranked risk of a lower severity, the risks from
     there moving down one; last when none is lower. The caller holds the review's lock."""
     worse = _SEVERITY_INDEX.get(severity, len(_SEVERITY_INDEX))
-    ranked = list(
-        Annotation.objects.filter(review=review, rank__isnull=False)
-        .exclude(pk=exclude)
-        .order_by("rank")
-        .values_list("pk", "rank", "severity")
-    )
+    rows = Annotation.objects.filter(review=review, rank__isnull=False)
+    if exclude is not None:
+        rows = rows.exclude(pk=exclude)
+    ranked = [
+        (pk, rank, sev)
+        for pk, rank, sev in rows.order_by("rank").values_list("pk", "rank", "severity")
+        if rank is not None
+    ]
     place = next((rank for _, rank, sev in ranked if _SEVERITY_INDEX.get(sev, 99) > worse), None)
     if place is None:
         return _next_rank(review)
