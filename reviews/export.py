@@ -4,6 +4,10 @@ Order: ranked risks (rank 1 first, unranked risks after them by severity), missi
 alternatives with their tradeoffs, already-considered, constraint notes and questions,
 checklist coverage, and orphans last — annotations whose passage is orphaned in the latest
 revision are listed there only, with their quote.
+
+Quotes are as of the revision the anchors are given for (the latest, "anchors as of rN"): the
+text at each anchor in that revision; `original_quote` keeps the text the reviewer selected.
+Each annotation carries its thread's replies, oldest first (issue 33).
 """
 
 from typing import Any, Protocol
@@ -14,6 +18,7 @@ from .models import (
     Area,
     ChecklistItem,
     DocRevision,
+    Reply,
     Review,
     Verdict,
 )
@@ -61,7 +66,20 @@ def _anchor_in(annotation: Annotation, revision: DocRevision) -> AnnotationAncho
     return next((a for a in annotation.anchors.all() if a.revision_id == revision.pk), None)
 
 
-def _item(annotation: Annotation, latest: DocRevision) -> dict[str, Any]:
+def _quote(annotation: Annotation, anchor: AnnotationAnchor | None, latest_text: str) -> str:
+    """The annotated passage as it reads in the latest revision; the reviewer's own selection
+    when it has no span there (orphaned, or no anchor computed yet)."""
+    if anchor is not None and anchor.start is not None and anchor.end is not None:
+        return latest_text[anchor.start : anchor.end]
+    return annotation.exact
+
+
+def _item(
+    annotation: Annotation,
+    latest: DocRevision,
+    latest_text: str,
+    replies: dict[int, list[Reply]],
+) -> dict[str, Any]:
     anchor = _anchor_in(annotation, latest)
     return {
         "id": annotation.pk,
@@ -75,7 +93,8 @@ def _item(annotation: Annotation, latest: DocRevision) -> dict[str, Any]:
         "tradeoff": annotation.tradeoff,
         "constraint": annotation.constraint,
         "whole_document": annotation.whole_document,
-        "quote": annotation.exact or None,
+        "quote": _quote(annotation, anchor, latest_text) or None,
+        "original_quote": annotation.exact or None,
         "heading_path": annotation.heading_path,
         "anchor": None
         if anchor is None
@@ -87,6 +106,16 @@ def _item(annotation: Annotation, latest: DocRevision) -> dict[str, Any]:
             "end": anchor.end,
             "score": anchor.score,
         },
+        "replies": [
+            {
+                "id": reply.pk,
+                "author": reply.author.get_username(),
+                "created_at": reply.created_at.isoformat(),
+                "edited": reply.edited_at is not None,
+                "body": reply.body,
+            }
+            for reply in replies.get(annotation.pk, [])
+        ],
     }
 
 
@@ -96,8 +125,19 @@ def review_export_data(
     annotations: list[Annotation],
     checklist: list[ChecklistItem],
     latest: DocRevision,
+    latest_text: str,
+    replies: list[Reply],
 ) -> dict[str, Any]:
-    """The export as one JSON-ready dict, sections in export order."""
+    """The export as one JSON-ready dict, sections in export order. `latest_text` is the latest
+    revision's Markdown (quotes are read from it at the anchors), `replies` every reply of the
+    review's threads."""
+    threads: dict[int, list[Reply]] = {}
+    for reply in replies:
+        threads.setdefault(reply.annotation_id, []).append(reply)
+
+    def item(annotation: Annotation) -> dict[str, Any]:
+        return _item(annotation, latest, latest_text, threads)
+
     orphans = []
     kept = []
     for annotation in annotations:
@@ -122,10 +162,10 @@ def review_export_data(
             "latest_revision": latest.pk,
             "latest_revision_number": latest.number,
         },
-        "risks": [_item(a, latest) for a in risks],
+        "risks": [item(a) for a in risks],
     }
     for key, _, kind in SECTIONS:
-        data[key] = [_item(a, latest) for a in kept if a.kind == kind]
+        data[key] = [item(a) for a in kept if a.kind == kind]
     data["checklist"] = {
         "coverage": checklist_coverage(checklist),
         "items": [
@@ -138,7 +178,7 @@ def review_export_data(
             for item in checklist
         ],
     }
-    data["orphans"] = [_item(a, latest) for a in orphans]
+    data["orphans"] = [item(a) for a in orphans]
     return data
 
 
@@ -161,6 +201,9 @@ def _annotation_md(item: dict[str, Any], bullet: str) -> list[str]:
         lines.append(f"   - Pinned constraint: {item['constraint']}")
     if item["status"] != Annotation.Status.OPEN:
         lines.append(f"   - Status: {item['status']}")
+    for reply in item["replies"]:
+        body = " ".join(reply["body"].split())
+        lines.append(f"   - Reply from {reply['author']}: {body}")
     return lines
 
 

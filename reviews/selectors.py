@@ -372,6 +372,16 @@ def reply_list(*, annotation: Annotation) -> QuerySet[Reply]:
     )
 
 
+def reply_list_for_review(*, review: Review) -> QuerySet[Reply]:
+    """Every reply under the review's annotations, thread by thread, oldest first (one query):
+    the export's threads."""
+    return (
+        Reply.objects.filter(annotation__review=review)
+        .select_related("author")
+        .order_by("annotation_id", "created_at", "id")
+    )
+
+
 def reply_get_for_user(*, user: User, reply_id: object) -> Reply:
     """The reply if the user may see its review (every reply is on a submitted review)."""
     if not user.is_authenticated:

@@ -25,12 +25,14 @@ from ..exceptions import NotFound, PlaygroundError
 from ..models import Prompt, PromptVersion, Role, Run
 from ..pages import version_url
 from ..selectors import prompt_get_for_user, version_get_for_user, version_tree
+from ..texts import version_preview
 from .limits import run_start
 from .selectors import (
     RunAccess,
     RunTimings,
     run_get_for_user,
     run_list_for_version,
+    run_request,
     run_timings,
 )
 from .services import run_cancel, run_continue
@@ -113,6 +115,46 @@ def run_history_view(request: HttpRequest, version_id: int) -> HttpResponse:
     return render(request, "playground/_run_history.html", {"rows": rows, "version": version})
 
 
+@dataclass(frozen=True)
+class RequestSent:
+    """The call a run sent, as its page shows it: pretty JSON of the headers and body, or, for a
+    version with long texts, only their size (the page never holds a whole long text; the API
+    link gives the call whole)."""
+
+    method: str
+    url: str
+    shown: str  # headers and body as indented JSON; "" when the texts are long
+    text_chars: int  # characters in the version's texts
+    api_url: str
+    variables_filled: bool
+
+
+def _request_sent(request: HttpRequest, access: RunAccess) -> RequestSent:
+    """Built as `GET /api/v1/runs/{id}/request/` builds it, with the same visibility rules."""
+    run = access.run
+    preview = version_preview(version=run.version)
+    built = run_request(
+        run=run,
+        variables_visible=access.variables_visible,
+        base_url_visible=bool(getattr(request.user, "is_staff", False)),
+    )
+    shown = (
+        ""
+        if preview.lazy
+        else json.dumps(
+            {"headers": built["headers"], "body": built["body"]}, indent=2, ensure_ascii=False
+        )
+    )
+    return RequestSent(
+        method=str(built["method"]),
+        url=str(built["url"]),
+        shown=shown,
+        text_chars=preview.total,
+        api_url=reverse("api-run-request", args=[run.pk]),
+        variables_filled=access.variables_visible,
+    )
+
+
 @login_required
 def run_detail_view(request: HttpRequest, run_id: int) -> HttpResponse:
     access = _access(request, run_id)
@@ -123,7 +165,13 @@ def run_detail_view(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "playground/run_detail.html",
-        {"section": "playground", "card": card, "prompt": run.version.prompt, "run": run},
+        {
+            "section": "playground",
+            "card": card,
+            "prompt": run.version.prompt,
+            "run": run,
+            "request_sent": _request_sent(request, access),
+        },
     )
 
 

@@ -19,7 +19,14 @@ from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 from ..exceptions import ReviewsError
 from ..export import review_export_data, review_export_markdown
 from ..models import Review
-from ..selectors import annotation_list, checklist_list, review_get_for_user, revision_list
+from ..selectors import (
+    annotation_list,
+    checklist_list,
+    reply_list_for_review,
+    review_get_for_user,
+    revision_list,
+    revision_text,
+)
 
 FORMATS = ("markdown", "json")
 
@@ -78,6 +85,8 @@ class ReviewExportApi(JsonErrorsMixin):
             annotations=list(annotation_list(review=review)),
             checklist=checklist_list(review=review),
             latest=revisions[-1],
+            latest_text=revision_text(revision=revisions[-1]),
+            replies=list(reply_list_for_review(review=review)),
         )
         stem = slugify(review.revision.doc.title)[:60].strip("-") or "review"
         extension = "md" if wanted == "markdown" else "json"

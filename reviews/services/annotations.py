@@ -189,6 +189,33 @@ def _next_rank(review: Review) -> int:
     return (Annotation.objects.filter(review=review).aggregate(r=Max("rank"))["r"] or 0) + 1
 
 
+_SEVERITY_INDEX = {value: index for index, value in enumerate(Annotation.Severity.values)}
+
+
+def _rank_by_severity(review: Review, severity: str, *, exclude: int | None = None) -> int:
+    """The rank a new risk takes so the list stays worst first (issue 33: a new blocker landed
+    below ranked minors): just before the first ranked risk of a lower severity, the risks from
+    there moving down one; last when none is lower. The caller holds the review's lock."""
+    worse = _SEVERITY_INDEX.get(severity, len(_SEVERITY_INDEX))
+    rows = Annotation.objects.filter(review=review, rank__isnull=False)
+    if exclude is not None:
+        rows = rows.exclude(pk=exclude)
+    ranked = [
+        (pk, rank, sev)
+        for pk, rank, sev in rows.order_by("rank").values_list("pk", "rank", "severity")
+        if rank is not None
+    ]
+    place = next((rank for _, rank, sev in ranked if _SEVERITY_INDEX.get(sev, 99) > worse), None)
+    if place is None:
+        return _next_rank(review)
+    below = [(pk, rank) for pk, rank, _ in ranked if rank >= place]
+    # Clear first, then renumber one by one: the unique (review, rank) holds after each statement.
+    Annotation.objects.filter(pk__in=[pk for pk, _ in below]).update(rank=None)
+    for pk, rank in below:
+        Annotation.objects.filter(pk=pk).update(rank=rank + 1)
+    return place
+
+
 @transaction.atomic
 def annotation_create(
     *,
@@ -212,7 +239,8 @@ def annotation_create(
 
     The stored selector is derived from the revision's text, never taken from the client:
     exact = text[start:end], prefix/suffix = ANCHOR_CONTEXT characters around it, and the
-    heading path. A risk without a rank goes last. The annotation's own revision gets an
+    heading path. A risk without a rank takes its place by severity, worst first (before the
+    first ranked risk of a lower severity, else last). The annotation's own revision gets an
     `exact` anchor now; later revisions, if any, are re-anchored after commit.
     """
     review = review_lock_for_edit(actor, review)
@@ -239,7 +267,7 @@ def annotation_create(
             text=text, start=span[0], end=span[1], context=ANCHOR_CONTEXT
         )
     if content["kind"] == Annotation.Kind.RISK and rank is None:
-        rank = _next_rank(review)
+        rank = _rank_by_severity(review, content["severity"])
     annotation = Annotation.objects.create(
         review=review,
         revision=revision,
@@ -344,7 +372,8 @@ def _edit_authorize(actor: User, annotation: Annotation, edits: dict[str, Any]) 
 
 def _content_apply(annotation: Annotation, review: Review, edits: dict[str, Any]) -> None:
     """Merge content edits into the annotation, validated together with what they keep, and
-    settle its rank: a risk keeps its rank or goes last, anything else leaves the ranking."""
+    settle its rank: a risk keeps its rank or takes its place by severity, anything else leaves
+    the ranking."""
     merged = {field: getattr(annotation, field) for field in CONTENT_FIELDS}
     merged.update({k: v for k, v in edits.items() if k in CONTENT_FIELDS})
     if (
@@ -360,7 +389,8 @@ def _content_apply(annotation: Annotation, review: Review, edits: dict[str, Any]
     elif not is_risk:
         rank = None  # no longer a risk: it leaves the ranking
     elif annotation.kind != Annotation.Kind.RISK:
-        rank = _next_rank(review)  # a new risk goes last
+        # A new risk takes its place by severity, worst first.
+        rank = _rank_by_severity(review, content["severity"], exclude=annotation.pk)
     else:
         rank = annotation.rank
     _rank_check(review, content["kind"], rank, exclude=annotation.pk)

@@ -19,7 +19,8 @@ MB = 1024 * 1024
 def attached_text(size: int) -> tuple[str, int]:
     """A text of about `size` characters of ~120-character lines, and its line count."""
     line = "attached {:07d}: a paragraph of the reference document, pasted whole as context.\n"
-    parts, total = [], 0
+    parts: list[str] = []
+    total = 0
     while total < size:
         part = line.format(len(parts))
         parts.append(part)
@@ -187,3 +188,76 @@ def test_a_zero_pass_chip_is_not_green_and_the_tree_keeps_its_time(
             assert inner[0] <= row.bounding_box()["x"] + row.bounding_box()["width"] + 0.5, inner
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_the_smaller_stumbles_at_both_widths(browser, live_server, artifacts_dir, settings, width):
+    """Item 7 where a page shows it: a login-only link says why to log in; a revoked link's page
+    keeps "Log out"; the run page shows the request sent; a bad estimator input keeps the
+    results."""
+    from playground.runs.services import run_create, run_execute
+    from playground.services import share_link_create, share_link_revoke
+
+    settings.RUN_ECHO_DELAY_MS = 0
+    viewport = WIDTHS[width]
+    owner = make_user("ada")
+    prompt, v1 = make_prompt(
+        owner,
+        title="Stumbles",
+        provider="echo",
+        model="echo-1",
+        system="Review {{design}} briefly.",
+        variables={"design": "a queue"},
+    )
+    _, login_token = share_link_create(actor=owner, prompt=prompt, access="login", version=v1)
+    revoked, revoked_token = share_link_create(
+        actor=owner, prompt=prompt, access="public", version=v1
+    )
+    share_link_revoke(actor=owner, link=revoked)
+    run = run_create(actor=owner, version=v1, variables={"design": "a cache"}, enqueue=False).run
+    run_execute(run_id=run.pk)
+
+    anonymous_context, anonymous = context_page(browser, live_server, viewport)
+    context, page = context_page(browser, live_server, viewport)
+    try:
+        anonymous.goto(f"/s/{login_token}")
+        anonymous.wait_for_url("**/accounts/login/**")
+        reason = anonymous.locator(".login-reason")
+        assert "only for people with a Redline account" in reason.inner_text()
+        assert reason.bounding_box()["y"] < viewport["height"]
+        anonymous.screenshot(path=f"/tmp/shots-h5/login-reason-{width}.png")
+        anonymous.screenshot(path=artifacts_dir / f"login-reason-{width}.png")
+
+        login(page, "ada")
+        response = page.goto(f"/s/{revoked_token}")
+        assert response.status == 410
+        assert page.get_by_role("heading", name="This link was revoked").is_visible()
+        toggle = page.locator(".nav-toggle")
+        if toggle.is_visible():
+            toggle.click()  # folded behind "Menu" on a phone
+        assert page.get_by_role("button", name="Log out").is_visible()
+        page.screenshot(path=f"/tmp/shots-h5/revoked-{width}.png")
+
+        page.goto(f"/playground/runs/{run.pk}/")
+        summary = page.locator("#run-request summary")
+        assert summary.inner_text().startswith("Request sent: POST ")
+        summary.click()
+        body = page.locator(".run-request-json")
+        assert "Review a cache briefly." in body.inner_text()
+        assert '"model": "echo-1"' in body.inner_text()
+        page.locator("#run-request").screenshot(path=f"/tmp/shots-h5/run-request-{width}.png")
+        scroll = sideways(page)
+        assert scroll["scroll"] <= scroll["inner"], scroll
+
+        page.goto("/questions/llm-inference-api/")
+        traffic = page.get_by_role("textbox", name="Traffic")
+        traffic.fill("-5")
+        alert = page.get_by_role("alert").filter(has_text="rate: must be positive")
+        alert.wait_for()
+        assert "last valid inputs" in alert.inner_text()
+        assert page.locator(".estimate-figures").is_visible()
+        assert page.locator(".estimate-plot svg").count() == 4
+        page.locator(".estimator").screenshot(path=f"/tmp/shots-h5/estimator-error-{width}.png")
+    finally:
+        context.close()
+        anonymous_context.close()

@@ -5,6 +5,7 @@ operator's base URL (playground.runs.selectors.run_request, playground.runs.api)
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -130,3 +131,32 @@ def test_the_operators_base_url_is_shown_to_staff_only(providers, owner, capture
     staff.save()
     grant_set(actor=owner, prompt=version.prompt, username=staff.username, role="viewer")
     assert api_client_for(staff).get(run["request_url"]).json()["url"].startswith(providers.origin)
+
+
+def test_the_run_page_shows_the_request_that_was_sent(owner, inline_runs, capture, client):
+    """Issue 33: the run page did not show the request. A short version's call is on the page
+    (method, URL, body with the run's values); a long one's is named, not held, with its size."""
+    _, short = make_prompt(
+        owner,
+        provider="echo",
+        model="echo-1",
+        system="Design: {{design}}\n",
+        variables={"design": "the default design"},
+    )
+    run_id = _post(api_client_for(owner), short, capture, variables={"design": "a queue"}).json()[
+        "id"
+    ]
+    client.force_login(owner)
+    page = client.get(f"/playground/runs/{run_id}/").content.decode()
+    assert 'id="run-request"' in page and "Request sent: <code>POST " in page
+    assert "Design: a queue" in page and "&quot;model&quot;: &quot;echo-1&quot;" in page
+    assert f'href="/api/v1/runs/{run_id}/request/"' in page
+
+    _, long_version = make_prompt(
+        owner, title="Long", provider="echo", model="echo-1", system=LONG + "end\n"
+    )
+    long_id = _post(api_client_for(owner), long_version, capture).json()["id"]
+    page = client.get(f"/playground/runs/{long_id}/").content.decode()
+    assert 'id="run-request"' in page and MARKER not in page
+    size = re.search(r"Its texts are long \(([\d,]+) characters\)", page)
+    assert size and int(size.group(1).replace(",", "")) >= len(LONG)

@@ -111,7 +111,9 @@ def test_json_export_order(submitted):
         ids["unranked"],
         ids["nit"],
     ]
-    assert [r["rank"] for r in data["risks"]] == [1, 2, None, None]
+    # The blocker on the tenant passage, added later, took rank 2 by severity (before the
+    # minor); it is an orphan now, listed last.
+    assert [r["rank"] for r in data["risks"]] == [1, 3, None, None]
     assert [m["id"] for m in data["missing"]] == [ids["missing"]]
     assert data["alternatives"][0]["tradeoff"].startswith("One more hop")
     assert [c["id"] for c in data["already_considered"]] == [ids["considered"]]
@@ -156,3 +158,39 @@ def test_markdown_export_order(submitted):
     assert TENANT in orphans
     assert "Rotation?" in orphans
     assert "Rotation?" not in risks
+
+
+def test_quotes_are_as_of_the_revision_named_and_threads_come_along(
+    django_capture_on_commit_callbacks,
+):
+    """Issue 33: the export printed r1 quotes under "anchors as of r2" and left out replies."""
+    from reviews.models import AnnotationAnchor
+    from reviews.services.threads import reply_create
+
+    author, reviewer = make_user("author"), make_user("reviewer")
+    doc, r1 = make_doc(author)
+    review = make_review(reviewer, r1)
+    risk = annotate(review, "Zürich", severity="major", body="Why one region first?")
+    review_submit(actor=reviewer, review=review, summary="One question.")
+    reply_create(actor=author, annotation=risk, body="Latency to our\nlargest tenant.")
+    reply_create(actor=reviewer, annotation=risk, body="Fair enough.")
+    with django_capture_on_commit_callbacks(execute=True):
+        doc_revision_create(actor=author, doc=doc, body=DOC.replace("Zürich", "Zurich"))
+    anchor = AnnotationAnchor.objects.get(annotation=risk, revision__number=2)
+    assert anchor.status != "orphaned"
+
+    reader = api_client_for(make_user("reader"))
+    data = reader.get(f"/api/v1/reviews/{review.pk}/export/?format=json").json()
+    (item,) = data["risks"]
+    assert data["review"]["latest_revision_number"] == 2
+    assert item["quote"] == "Zurich"  # the passage as it reads in r2, where the anchor is
+    assert item["original_quote"] == "Zürich"
+    assert [(r["author"], r["body"]) for r in item["replies"]] == [
+        ("author", "Latency to our\nlargest tenant."),
+        ("reviewer", "Fair enough."),
+    ]
+    text = reader.get(f"/api/v1/reviews/{review.pk}/export/?format=markdown").content.decode()
+    assert "anchors as of r2" in text
+    assert "> Zurich" in text and "Zürich" not in text
+    assert "Reply from author: Latency to our largest tenant." in text
+    assert text.index("Reply from author") < text.index("Reply from reviewer: Fair enough.")

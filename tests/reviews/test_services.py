@@ -332,3 +332,45 @@ def test_annotations_only_by_the_reviewer(review, author):
             body="Mine?",
         )
     assert not Annotation.objects.filter(review=review).exists()
+
+
+def test_a_new_risk_takes_its_place_by_severity_worst_first():
+    """Issue 33: "Risks, worst first" put a new blocker at #2, below a ranked minor."""
+    from reviews.models import Annotation
+    from reviews.services import annotation_create, annotation_update
+    from tests.reviews.factories import make_doc, make_review
+
+    author, reviewer = make_user("author"), make_user("reviewer")
+    _, r1 = make_doc(author)
+    review = make_review(reviewer, r1)
+
+    def risk(severity: str, body: str) -> Annotation:
+        return annotation_create(
+            actor=reviewer,
+            review=review,
+            area="failure-modes",
+            kind="risk",
+            severity=severity,
+            body=body,
+        )
+
+    minor = risk("minor", "a minor one")
+    major = risk("major", "a major one")  # before the minor
+    blocker = risk("blocker", "a new blocker")  # lands at #1
+    nit = risk("nit", "a nit")  # last
+    second_major = risk("major", "another major")  # after the first major, before the minor
+    ranks = dict(Annotation.objects.filter(review=review).values_list("body", "rank"))
+    assert ranks == {
+        blocker.body: 1,
+        major.body: 2,
+        second_major.body: 3,
+        minor.body: 4,
+        nit.body: 5,
+    }
+    question = annotation_create(
+        actor=reviewer, review=review, area="goals", kind="question", severity="blocker", body="?"
+    )
+    annotation_update(actor=reviewer, annotation=question, changes={"kind": "risk"})
+    question.refresh_from_db()
+    assert question.rank == 2  # a blocker again: after the first, before the majors
+    assert Annotation.objects.get(pk=major.pk).rank == 3
