@@ -89,6 +89,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import reanchor_lookalikes as lookalikes  # noqa: E402 - run as a script, too
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "bench" / "reanchor_corpus.json"
 DEFAULT_DIR = ROOT / "var" / "reanchor_corpus"
@@ -124,11 +128,13 @@ def _design_file(repo: str, path: str) -> bool:
     text = text if text is not None else (_blob(repo, last, path) if last else None)
     return text is not None and bool(_PEP_TYPE.search(text[:2000]))
 
+
 # Annotations
 ANNOTATIONS_PER_PAIR = 25
 NEAR_SHARE = 0.5  # reviewers comment on what then gets revised: half of them near a change
 NEAR_LINES = 2
 MIX = {"sentence": 7, "phrase": 7, "heading": 2, "repeated phrase": 5, "look-alike sentence": 4}
+TABLE_CELLS = 4  # generated look-alike pairs (bench/reanchor_lookalikes.py) also annotate cells
 
 # Ground truth
 CREDIBLE_LINES = 3
@@ -261,9 +267,10 @@ def _pair_id(entry: dict[str, str]) -> str:
 
 
 def corpus_build(repos: list[tuple[str | None, str]], out: Path, manifest: Path) -> int:
-    entries = json.loads(manifest.read_text())["pairs"]
+    data = json.loads(manifest.read_text())
+    entries = data["pairs"]
     out.mkdir(parents=True, exist_ok=True)
-    written = 0
+    written = generated_build(out, data.get("generated", {}).get("seeds", []))
     for entry in entries:
         candidates = [repo for name, repo in repos if name in (None, entry["repo"])]
         repo = next((r for r in candidates if _has_commit(r, entry["new"])), None)
@@ -282,6 +289,20 @@ def corpus_build(repos: list[tuple[str | None, str]], out: Path, manifest: Path)
         (target / "pair.json").write_text(json.dumps(entry, indent=1))
         written += 1
     return written
+
+
+def generated_build(out: Path, seeds: list[int]) -> int:
+    """Write the generated look-alike pairs (bench/reanchor_lookalikes.py) of ``seeds``."""
+    for seed in seeds:
+        generated = lookalikes.pair_generate(seed)
+        old, new = generated.old, generated.new
+        entry = {"repo": lookalikes.REPO, "path": f"kep-{seed}.md", "seed": str(seed)}
+        target = out / f"generated-look-alikes-{seed:03d}"
+        target.mkdir(exist_ok=True)
+        (target / "old.md").write_text(old, encoding="utf-8")
+        (target / "new.md").write_text(new, encoding="utf-8")
+        (target / "pair.json").write_text(json.dumps(entry, indent=1))
+    return len(seeds)
 
 
 # --------------------------------------------------------------------------- folding
@@ -348,9 +369,7 @@ _RST_RULE = re.compile(r"^([=\-~^\"'`#*+:.])\1{3,}\s*$")  # a section title's un
 _RST_TABLE_RULE = re.compile(r"^\s*=+(?:\s+=+)+\s*$")  # a simple table's rule
 
 
-def _prose(
-    text: str, *, rst: bool = False
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _prose(text: str, *, rst: bool = False) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Sentences (raw spans, markers stripped) and heading titles of the prose.
 
     ``rst``: reStructuredText (PEPs): a line underlined by a rule is a heading; simple and grid
@@ -499,6 +518,23 @@ def _look_alike_sentences(text: str, sentences: list[tuple[int, int]]) -> list[t
     return found
 
 
+def _table_cells(text: str) -> list[tuple[int, int]]:
+    """Cells of Markdown table rows (not the ``---`` rule), at least 3 characters, stripped."""
+    cells = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        lo, pos = pos, pos + len(line)
+        if not line.lstrip().startswith("|") or "---" in line:
+            continue
+        for match in re.finditer(r"[^|\n]+", line):
+            cell = match.group()
+            if len(cell.strip()) >= 3:
+                a = lo + match.start() + len(cell) - len(cell.lstrip())
+                b = lo + match.end() - (len(cell) - len(cell.rstrip()))
+                cells.append((a, b))
+    return cells
+
+
 def annotations_place(
     text: str,
     seed: str,
@@ -506,6 +542,7 @@ def annotations_place(
     near: set[int] | None = None,
     *,
     rst: bool = False,
+    tables: bool = False,
 ) -> list[Annotation]:
     """``count`` annotations on ``text``; NEAR_SHARE of each kind on spans starting on a line
     in ``near`` (the lines the revision changes, and their neighbours), when there are any."""
@@ -520,8 +557,10 @@ def annotations_place(
         "heading": headings,
         "repeated phrase": _repeated_phrases(text, sentences),
         "look-alike sentence": _look_alike_sentences(text, sentences),
+        "table cell": _table_cells(text) if tables else [],
     }
-    wanted = {kind: n * count // sum(MIX.values()) for kind, n in MIX.items()}
+    mix = MIX | ({"table cell": TABLE_CELLS} if tables else {})
+    wanted = {kind: n * count // sum(mix.values()) for kind, n in mix.items()}
     wanted["sentence"] += count - sum(wanted.values())
     placed: list[Annotation] = []
     taken: set[tuple[int, int]] = set()
@@ -799,9 +838,18 @@ def corpus_load(
         entry = json.loads((folder / "pair.json").read_text())
         rst = entry["path"].endswith((".rst", ".txt"))
         notes = annotations_place(
-            old, f"{seed}:{folder.name}", count, diff.near_changes(), rst=rst
+            old,
+            f"{seed}:{folder.name}",
+            count,
+            diff.near_changes(),
+            rst=rst,
+            tables=entry["repo"] == lookalikes.REPO,
         )
-        truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
+        if entry["repo"] == lookalikes.REPO:  # the generator knows where every line went
+            generated = lookalikes.pair_generate(int(entry["seed"]))
+            truths = [Truth(*generated.truth(n.start, n.end)) for n in notes]
+        else:
+            truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
         pairs.append(Pair(folder.name, entry, old, new, notes, truths))
     return pairs
 
