@@ -47,6 +47,15 @@ OUTSIDE_CONTEXT_MIN = 0.9
 WIDE_CONTEXT = 96
 ONE_SIDED_RUN = 64  # corpus: 40 changes nothing
 UNIT_RUN = 16  # ...or at least this long and reaching the edge of its paragraph or list item
+# A verbatim landing is orphaned when another copy of the quote has verbatim old context within
+# this many characters of the landing's (issue #36: templated sections look alike up to a name).
+TWIN_MARGIN = 16
+# A fuzzy landing is orphaned when the longest run it shares with the quote is this share of the
+# quote, recurs in the new text, and the span around another copy is as similar to the quote
+# within the margin (issue #36: a deleted section's twin section written in its place).
+TEMPLATE_SHARE = 0.4
+TWIN_SIMILARITY_MARGIN = 0.05
+MAX_TWINS = 24
 # A quote this long occurring once in each text needs no context: about six words, longer
 # than the phrases templated prose repeats. Corpus: 24 turns three orphaned-although-present
 # short passages into correct landings with no wrong one, and the scenarios pass; a candidate

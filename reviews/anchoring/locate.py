@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cached_property
 
 from common.textdiff import common_prefix, common_suffix
@@ -39,7 +40,11 @@ from .base import (
     SHORT_CONTEXT_MIN,
     SHORT_QUOTE_CHARS,
     SIDE_FLOOR,
+    MAX_TWINS,
     SIMILAR,
+    TEMPLATE_SHARE,
+    TWIN_SIMILARITY_MARGIN,
+    TWIN_MARGIN,
     UNIT_RUN,
     WIDE_CONTEXT,
     Anchor,
@@ -158,13 +163,36 @@ class _Locator:
     def locate(self) -> Anchor:
         if not self.quote.strip():
             return ORPHANED
-        return (
-            self._by_diff()
-            or self._by_exact_search()
-            or self._by_unique_move()
-            or self._by_fuzzy_search()
-            or ORPHANED
-        )
+        found = self._by_diff() or self._by_exact_search()
+        if found is not None and self._twin_as_close(found):
+            return ORPHANED
+        return found or self._by_unique_move() or self._by_fuzzy_search() or ORPHANED
+
+    def _twin_as_close(self, anchor: Anchor) -> bool:
+        """Whether another verbatim copy of the quote in the new text has old context around it
+        nearly as long as the landing's (TWIN_MARGIN): boilerplate repeated section after
+        section ("Drawbacks", the production-readiness answers, near-identical bullets) gives
+        every copy the same context up to a name or a figure, and when the copy the diff chose
+        is no better placed than its twins, which one it is cannot be told: orphaned."""
+        if anchor.start is None or anchor.end is None or anchor.score < 1.0:
+            return False
+        folded = self.revision.folded_new
+        hits = find_all(folded.text, self.quote, MAX_OCCURRENCES)
+        if len(hits) < 2:
+            return False
+        start, end = folded.at(anchor.start), folded.at(anchor.end)
+        ours = self._run_before(start) + self._run_after(end)
+        if ours >= 2 * WIDE_CONTEXT:
+            bar = ours  # whole neighbourhood kept: only an equally kept twin is as close
+        else:
+            bar = ours - TWIN_MARGIN
+        size = len(self.quote)
+        for pos in hits:
+            if pos == start:
+                continue
+            if self._run_before(pos) + self._run_after(pos + size) >= bar:
+                return True
+        return False
 
     # ---- evidence about a candidate
 
@@ -411,9 +439,36 @@ class _Locator:
             judged = (start < region[1] and region[0] < end, rank, start, end)
             if best is None or judged > best:
                 best = judged
-        if best is None:
+        if best is None or self._twin_as_similar(best[2], best[3]):
             return None
         return self._verbatim(*folded.raw_span(best[2], best[3]))
+
+    def _twin_as_similar(self, start: int, end: int) -> bool:
+        """Whether a fuzzy landing (folded span) has a twin as similar to the quote: where the
+        longest run the landing shares with the quote is most of the quote (TEMPLATE_SHARE) and
+        recurs in the new text, the span around each other copy, aligned the same way, scores
+        within TWIN_SIMILARITY_MARGIN of the landing. Templated sections differ from each other
+        in a name or a figure, which is all a reworded passage differs in too: when a twin is
+        as close, which one the passage became cannot be told, so it is orphaned (issue #36)."""
+        quote, text = self.quote, self.revision.folded_new.text
+        landed = text[start:end]
+        match = SequenceMatcher(None, quote, landed, autojunk=False).find_longest_match(
+            0, len(quote), 0, len(landed)
+        )
+        if match.size < FUZZY_MIN_CHARS or match.size < TEMPLATE_SHARE * len(quote.strip()):
+            return False
+        run = landed[match.b : match.b + match.size]
+        hits = find_all(text, run, MAX_TWINS + 1)
+        if len(hits) < 2:
+            return False
+        bar = text_similarity(quote, landed) - TWIN_SIMILARITY_MARGIN
+        for hit in hits[:MAX_TWINS]:
+            lo = hit - match.b
+            if lo == start or lo < 0:
+                continue
+            if text_similarity(quote, text[lo : lo + len(landed)]) >= bar:
+                return True
+        return False
 
     def _judge(self, start: int, end: int) -> float | None:
         """Rank of a folded candidate span, or None if it fails the minimum scores."""
