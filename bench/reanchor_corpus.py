@@ -59,8 +59,9 @@ a line holding another old copy of the passage is that copy, never the annotated
    words (its words of 4+ letters, when it has two: function words say nothing) are in the
    stretch of changed lines holding the region (up to the nearest unchanged non-blank lines
    around it): the passage was reworded in place, and a landing must overlap that stretch
-   (orphaning it is also right). Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT
-   of them: ``uncertain`` (moved and edited; excluded). Else ``gone``: the truth is orphaned.
+   (orphaning it is also right). But if a paragraph away from that stretch holds
+   MOVED_EDITED_CONTAINMENT of them (either way): ``uncertain`` (moved and edited, or a line
+   diff that paired the wrong lines; excluded). Else ``gone``: the truth is orphaned.
 5. Anything else (several copies, none or several in the region): ``ambiguous``, excluded from
    the counts but reported. So is a passage that occurs more often in the old text than in the
    new one when its paragraph, with the one before or after it, occurs twice in the old text: a
@@ -757,13 +758,27 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
         return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + size))
     if not candidates:
         stretch = diff.changed_stretch(min(touched), max(touched))
+        # A paragraph away from the stretch holding most of its words may be the passage,
+        # moved and edited: then which of the two it became is not a line diff's to say.
+        elsewhere = any(
+            _containment(passage, new[lo:hi]) >= MOVED_EDITED_CONTAINMENT
+            for lo, hi in _paragraphs(new)
+            if hi <= stretch[0] or stretch[1] <= lo
+        )
         if _containment(passage, new[stretch[0] : stretch[1]]) >= EDITED_CONTAINMENT:
-            return Truth("edited", *stretch)
-        for paragraph in re.split(r"\n\s*\n", new):
-            if _containment(passage, paragraph) >= MOVED_EDITED_CONTAINMENT:
-                return Truth("uncertain")
+            return Truth("uncertain" if elsewhere else "edited", *stretch)
+        if elsewhere:
+            return Truth("uncertain")
         return Truth("gone")
     return Truth("ambiguous")
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    bounds = [0]
+    for match in re.finditer(r"\n\s*\n", text):
+        bounds += [match.start(), match.end()]
+    bounds.append(len(text))
+    return list(zip(bounds[::2], bounds[1::2], strict=True))
 
 
 def _in_duplicated_block(text: str, start: int, end: int) -> bool:
