@@ -19,6 +19,7 @@ orphaned-although-present against its ground truth.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -437,10 +438,18 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+def _present(truth_kind: str) -> bool:
+    return truth_kind in ("kept", "moved")
+
+
 def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
     """Re-anchor the real-text corpus (bench/reanchor_corpus.py): time each annotation
     (anchor_locate on the pair's shared diff, caches cold at each pair's start, as a worker
-    re-anchoring a new revision would be) and judge every landing against the ground truth."""
+    re-anchoring a new revision would be) and judge every landing against the ground truth.
+
+    Wall time (perf_counter) and CPU time of this thread (thread_time) are both printed: on a
+    machine shared with other work the wall time includes waiting for a core, the CPU time
+    does not. One row a repository, then the totals."""
     from bench.reanchor_corpus import corpus_load
     from bench.reanchor_corpus import verdict as corpus_verdict
 
@@ -452,16 +461,18 @@ def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
     print(
         f"corpus: {len(pairs)} revision pairs from {len(repos)} repositories "
         f"({', '.join(f'{k} {v}' for k, v in sorted(repos.items()))}), {count} annotations "
-        f"(placement seed {seed})"
+        f"(placement seed {seed}, {runs} timed runs)"
     )
     truths = Counter(t.kind for p in pairs for t in p.truths)
     print("  truth: " + ", ".join(f"{k} {v}" for k, v in truths.most_common()))
-    per_annotation: list[float] = []
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     batch: list[float] = []
-    verdicts: Counter[str] = Counter()
+    verdicts: dict[str, Counter[str]] = {}
     by_kind: Counter[tuple[str, str]] = Counter()
     for run in range(runs):
         for pair in pairs:
+            repo = pair.entry["repo"]
             selectors = [
                 selector_from_position(text=pair.old, start=n.start, end=n.end)
                 for n in pair.annotations
@@ -473,16 +484,21 @@ def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
             forget_caches()
             diffs = anchor_diff_compute(old_text=pair.old, new_text=pair.new)
             for selector in selectors:
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.thread_time()
                 anchor_locate(selector=selector, old_text=pair.old, new_text=pair.new, diffs=diffs)
-                per_annotation.append(time.perf_counter() - began)
+                cpu.setdefault(repo, []).append(time.thread_time() - began_cpu)
+                wall.setdefault(repo, []).append(time.perf_counter() - began)
             if run:
                 continue
             for note, truth, anchor in zip(pair.annotations, pair.truths, anchors, strict=True):
                 found = corpus_verdict(truth, anchor.start, anchor.end)
-                verdicts[found] += 1
+                verdicts.setdefault(repo, Counter())[found] += 1
+                if _present(truth.kind):
+                    verdicts[repo]["present"] += 1
+                    if found == "WRONG":
+                        verdicts[repo]["WRONG present"] += 1
                 by_kind[(note.kind, found)] += 1
-                if verbose and found in ("WRONG", "orphaned although present"):
+                if verbose and found in ("WRONG", "orphaned although present", "overlap"):
                     quote = pair.old[note.start : note.end].replace("\n", " ")[:70]
                     landed = (
                         pair.new[anchor.start : anchor.end].replace("\n", " ")[:70]
@@ -495,31 +511,68 @@ def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
                         f"{anchor.start}:{anchor.end} {landed!r}"
                     )
     ms = 1000.0
+    total: Counter[str] = Counter()
+    for found in verdicts.values():
+        total.update(found)
+    rows = [
+        (
+            "repository",
+            "annotations",
+            "present",
+            "correct (present)",
+            "WRONG",
+            "orphaned although present",
+            "edited att/orph",
+            "excluded",
+            "wall p50/p95 ms",
+            "CPU p50/p95 ms",
+        )
+    ]
+
+    def row(name: str, found: Counter[str], w: list[float], c: list[float]) -> tuple[str, ...]:
+        present = found["present"]
+        # a present passage is correct when the landing is its span (kept/moved truths)
+        correct_present = present - found["orphaned although present"] - found["overlap"]
+        correct_present -= found["WRONG present"]
+        share = 100.0 * correct_present / present if present else 100.0
+        return (
+            name,
+            str(sum(v for k, v in found.items() if k not in ("present", "WRONG present"))),
+            str(present),
+            f"{correct_present} ({share:.2f}%)",
+            str(found["WRONG"]),
+            str(found["orphaned although present"]),
+            f"{found['edited, attached']}/{found['edited, orphaned']}",
+            str(sum(v for k, v in found.items() if k.startswith("excluded"))),
+            f"{_percentile(w, 0.5) * ms:.2f} / {_percentile(w, 0.95) * ms:.2f}",
+            f"{_percentile(c, 0.5) * ms:.2f} / {_percentile(c, 0.95) * ms:.2f}",
+        )
+
+    for name in sorted(verdicts):
+        rows.append(row(name, verdicts[name], wall[name], cpu[name]))
+    all_wall = [t for times in wall.values() for t in times]
+    all_cpu = [t for times in cpu.values() for t in times]
+    rows.append(row("all", total, all_wall, all_cpu))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)))
     print(
-        f"  per annotation (anchor_locate on the pair's shared diff, {len(per_annotation)} "
-        f"calls): p50 {_percentile(per_annotation, 0.5) * ms:.2f} ms, "
-        f"p95 {_percentile(per_annotation, 0.95) * ms:.2f} ms, "
-        f"max {max(per_annotation) * ms:.1f} ms"
+        f"  per annotation (anchor_locate on the pair's shared diff, {len(all_wall)} calls): "
+        f"wall p50 {_percentile(all_wall, 0.5) * ms:.2f} ms, "
+        f"p95 {_percentile(all_wall, 0.95) * ms:.2f} ms, max {max(all_wall) * ms:.1f} ms; "
+        f"CPU p50 {_percentile(all_cpu, 0.5) * ms:.2f} ms, "
+        f"p95 {_percentile(all_cpu, 0.95) * ms:.2f} ms, max {max(all_cpu) * ms:.1f} ms"
     )
     print(
         f"  anchors_locate per pair, diff included, per annotation: "
         f"p50 {_percentile(batch, 0.5) * ms:.2f} ms, p95 {_percentile(batch, 0.95) * ms:.2f} ms"
     )
-    judged = sum(n for k, n in verdicts.items() if not k.startswith("excluded"))
-    print(
-        f"  against ground truth ({judged} judged): correct {verdicts['correct']}, "
-        f"WRONG {verdicts['WRONG']}, orphaned although present "
-        f"{verdicts['orphaned although present']}, "
-        + ", ".join(
-            f"{k} {v}"
-            for k, v in verdicts.most_common()
-            if k not in ("correct", "WRONG", "orphaned although present")
-        )
-    )
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  load average (1 min) at the end: {load:.1f}")
     kinds = sorted({kind for kind, _ in by_kind})
     for kind in kinds:
-        row = {found: n for (k, found), n in by_kind.items() if k == kind}
-        print(f"    {kind}: " + ", ".join(f"{k} {v}" for k, v in sorted(row.items())))
+        found_row = {found: n for (k, found), n in by_kind.items() if k == kind}
+        print(f"    {kind}: " + ", ".join(f"{k} {v}" for k, v in sorted(found_row.items())))
 
 
 def main() -> None:

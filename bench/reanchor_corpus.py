@@ -59,8 +59,9 @@ a line holding another old copy of the passage is that copy, never the annotated
    words (its words of 4+ letters, when it has two: function words say nothing) are in the
    stretch of changed lines holding the region (up to the nearest unchanged non-blank lines
    around it): the passage was reworded in place, and a landing must overlap that stretch
-   (orphaning it is also right). Else, if a paragraph elsewhere holds MOVED_EDITED_CONTAINMENT
-   of them: ``uncertain`` (moved and edited; excluded). Else ``gone``: the truth is orphaned.
+   (orphaning it is also right). But if a paragraph away from that stretch holds
+   MOVED_EDITED_CONTAINMENT of them (either way): ``uncertain`` (moved and edited, or a line
+   diff that paired the wrong lines; excluded). Else ``gone``: the truth is orphaned.
 5. Anything else (several copies, none or several in the region): ``ambiguous``, excluded from
    the counts but reported. So is a passage that occurs more often in the old text than in the
    new one when its paragraph, with the one before or after it, occurs twice in the old text: a
@@ -88,6 +89,10 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import reanchor_lookalikes as lookalikes  # noqa: E402 - run as a script, too
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "bench" / "reanchor_corpus.json"
@@ -130,6 +135,7 @@ ANNOTATIONS_PER_PAIR = 25
 NEAR_SHARE = 0.5  # reviewers comment on what then gets revised: half of them near a change
 NEAR_LINES = 2
 MIX = {"sentence": 7, "phrase": 7, "heading": 2, "repeated phrase": 5, "look-alike sentence": 4}
+TABLE_CELLS = 4  # generated look-alike pairs (bench/reanchor_lookalikes.py) also annotate cells
 
 # Ground truth
 CREDIBLE_LINES = 3
@@ -262,9 +268,10 @@ def _pair_id(entry: dict[str, str]) -> str:
 
 
 def corpus_build(repos: list[tuple[str | None, str]], out: Path, manifest: Path) -> int:
-    entries = json.loads(manifest.read_text())["pairs"]
+    data = json.loads(manifest.read_text())
+    entries = data["pairs"]
     out.mkdir(parents=True, exist_ok=True)
-    written = 0
+    written = generated_build(out, data.get("generated", {}).get("seeds", []))
     for entry in entries:
         candidates = [repo for name, repo in repos if name in (None, entry["repo"])]
         repo = next((r for r in candidates if _has_commit(r, entry["new"])), None)
@@ -283,6 +290,20 @@ def corpus_build(repos: list[tuple[str | None, str]], out: Path, manifest: Path)
         (target / "pair.json").write_text(json.dumps(entry, indent=1))
         written += 1
     return written
+
+
+def generated_build(out: Path, seeds: list[int]) -> int:
+    """Write the generated look-alike pairs (bench/reanchor_lookalikes.py) of ``seeds``."""
+    for seed in seeds:
+        generated = lookalikes.pair_generate(seed)
+        old, new = generated.old, generated.new
+        entry = {"repo": lookalikes.REPO, "path": f"kep-{seed}.md", "seed": str(seed)}
+        target = out / f"generated-look-alikes-{seed:03d}"
+        target.mkdir(exist_ok=True)
+        (target / "old.md").write_text(old, encoding="utf-8")
+        (target / "new.md").write_text(new, encoding="utf-8")
+        (target / "pair.json").write_text(json.dumps(entry, indent=1))
+    return len(seeds)
 
 
 # --------------------------------------------------------------------------- folding
@@ -498,6 +519,23 @@ def _look_alike_sentences(text: str, sentences: list[tuple[int, int]]) -> list[t
     return found
 
 
+def _table_cells(text: str) -> list[tuple[int, int]]:
+    """Cells of Markdown table rows (not the ``---`` rule), at least 3 characters, stripped."""
+    cells = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        lo, pos = pos, pos + len(line)
+        if not line.lstrip().startswith("|") or "---" in line:
+            continue
+        for match in re.finditer(r"[^|\n]+", line):
+            cell = match.group()
+            if len(cell.strip()) >= 3:
+                a = lo + match.start() + len(cell) - len(cell.lstrip())
+                b = lo + match.end() - (len(cell) - len(cell.rstrip()))
+                cells.append((a, b))
+    return cells
+
+
 def annotations_place(
     text: str,
     seed: str,
@@ -505,6 +543,7 @@ def annotations_place(
     near: set[int] | None = None,
     *,
     rst: bool = False,
+    tables: bool = False,
 ) -> list[Annotation]:
     """``count`` annotations on ``text``; NEAR_SHARE of each kind on spans starting on a line
     in ``near`` (the lines the revision changes, and their neighbours), when there are any."""
@@ -519,8 +558,10 @@ def annotations_place(
         "heading": headings,
         "repeated phrase": _repeated_phrases(text, sentences),
         "look-alike sentence": _look_alike_sentences(text, sentences),
+        "table cell": _table_cells(text) if tables else [],
     }
-    wanted = {kind: n * count // sum(MIX.values()) for kind, n in MIX.items()}
+    mix = MIX | ({"table cell": TABLE_CELLS} if tables else {})
+    wanted = {kind: n * count // sum(mix.values()) for kind, n in mix.items()}
     wanted["sentence"] += count - sum(wanted.values())
     placed: list[Annotation] = []
     taken: set[tuple[int, int]] = set()
@@ -717,13 +758,27 @@ def truth_compute(old: str, new: str, diff: _LineDiff, start: int, end: int) -> 
         return Truth("moved", *new_fold.raw(in_new[0], in_new[0] + size))
     if not candidates:
         stretch = diff.changed_stretch(min(touched), max(touched))
+        # A paragraph away from the stretch holding most of its words may be the passage,
+        # moved and edited: then which of the two it became is not a line diff's to say.
+        elsewhere = any(
+            _containment(passage, new[lo:hi]) >= MOVED_EDITED_CONTAINMENT
+            for lo, hi in _paragraphs(new)
+            if hi <= stretch[0] or stretch[1] <= lo
+        )
         if _containment(passage, new[stretch[0] : stretch[1]]) >= EDITED_CONTAINMENT:
-            return Truth("edited", *stretch)
-        for paragraph in re.split(r"\n\s*\n", new):
-            if _containment(passage, paragraph) >= MOVED_EDITED_CONTAINMENT:
-                return Truth("uncertain")
+            return Truth("uncertain" if elsewhere else "edited", *stretch)
+        if elsewhere:
+            return Truth("uncertain")
         return Truth("gone")
     return Truth("ambiguous")
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    bounds = [0]
+    for match in re.finditer(r"\n\s*\n", text):
+        bounds += [match.start(), match.end()]
+    bounds.append(len(text))
+    return list(zip(bounds[::2], bounds[1::2], strict=True))
 
 
 def _in_duplicated_block(text: str, start: int, end: int) -> bool:
@@ -797,8 +852,19 @@ def corpus_load(
         diff = _LineDiff(old, new)
         entry = json.loads((folder / "pair.json").read_text())
         rst = entry["path"].endswith((".rst", ".txt"))
-        notes = annotations_place(old, f"{seed}:{folder.name}", count, diff.near_changes(), rst=rst)
-        truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
+        notes = annotations_place(
+            old,
+            f"{seed}:{folder.name}",
+            count,
+            diff.near_changes(),
+            rst=rst,
+            tables=entry["repo"] == lookalikes.REPO,
+        )
+        if entry["repo"] == lookalikes.REPO:  # the generator knows where every line went
+            generated = lookalikes.pair_generate(int(entry["seed"]))
+            truths = [Truth(*generated.truth(n.start, n.end)) for n in notes]
+        else:
+            truths = [truth_compute(old, new, diff, n.start, n.end) for n in notes]
         pairs.append(Pair(folder.name, entry, old, new, notes, truths))
     return pairs
 

@@ -47,6 +47,17 @@ OUTSIDE_CONTEXT_MIN = 0.9
 WIDE_CONTEXT = 96
 ONE_SIDED_RUN = 64  # corpus: 40 changes nothing
 UNIT_RUN = 16  # ...or at least this long and reaching the edge of its paragraph or list item
+# A verbatim landing is orphaned when another copy of the quote has verbatim old context within
+# this many characters of the landing's (issue #36: templated sections look alike up to a name).
+# Corpus: 16 orphans 36 more present passages (rust-lang/rfcs 22) for 2 fewer wrong generated
+# landings; 0 (a twin exactly as well placed) is what is kept.
+TWIN_MARGIN = 0
+# A fuzzy landing is orphaned when the longest run it shares with the quote is this share of the
+# quote, recurs in the new text, and the span around another copy is as similar to the quote
+# within the margin (issue #36: a deleted section's twin section written in its place).
+TEMPLATE_SHARE = 0.4
+TWIN_SIMILARITY_MARGIN = 0.05
+MAX_TWINS = 24
 # A quote this long occurring once in each text needs no context: about six words, longer
 # than the phrases templated prose repeats. Corpus: 24 turns three orphaned-although-present
 # short passages into correct landings with no wrong one, and the scenarios pass; a candidate
@@ -87,6 +98,7 @@ MAX_OCCURRENCES = 200
 SEED_CHARS = 8
 SEED_MAX_HITS = 8
 MAX_BOUNDARY_CANDIDATES = 64
+MAX_BOUNDARY_SCORES = 12  # ...of which at most this many are scored (best upper bounds first)
 BOUNDARY_SLACK = 0.05  # boundaries this close in quote similarity are settled by context
 
 ORPHANED_SCORE = 0.0

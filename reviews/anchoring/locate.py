@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cached_property
 
 from common.textdiff import common_prefix, common_suffix
@@ -24,7 +25,9 @@ from .base import (
     LONE_QUOTE_MIN,
     MATCHER,
     MAX_BOUNDARY_CANDIDATES,
+    MAX_BOUNDARY_SCORES,
     MAX_OCCURRENCES,
+    MAX_TWINS,
     MOVE_EVIDENCE_MIN,
     MOVE_WINDOW,
     NEAR_CHARS,
@@ -40,6 +43,9 @@ from .base import (
     SHORT_QUOTE_CHARS,
     SIDE_FLOOR,
     SIMILAR,
+    TEMPLATE_SHARE,
+    TWIN_MARGIN,
+    TWIN_SIMILARITY_MARGIN,
     UNIT_RUN,
     WIDE_CONTEXT,
     Anchor,
@@ -158,13 +164,35 @@ class _Locator:
     def locate(self) -> Anchor:
         if not self.quote.strip():
             return ORPHANED
-        return (
-            self._by_diff()
-            or self._by_exact_search()
-            or self._by_unique_move()
-            or self._by_fuzzy_search()
-            or ORPHANED
-        )
+        found = self._by_diff() or self._by_exact_search()
+        if found is not None and self._twin_as_close(found):
+            return ORPHANED
+        return found or self._by_unique_move() or self._by_fuzzy_search() or ORPHANED
+
+    def _twin_as_close(self, anchor: Anchor) -> bool:
+        """Whether another verbatim copy of the quote in the new text has old context around it
+        nearly as long as the landing's (TWIN_MARGIN): boilerplate repeated section after
+        section ("Drawbacks", the production-readiness answers, near-identical bullets) gives
+        every copy the same context up to a name or a figure, and when the copy the diff chose
+        is no better placed than its twins, which one it is cannot be told: orphaned."""
+        if anchor.start is None or anchor.end is None or anchor.score < 1.0:
+            return False
+        folded = self.revision.folded_new
+        hits = find_all(folded.text, self.quote, MAX_OCCURRENCES)
+        if len(hits) < 2:
+            return False
+        start, end = folded.at(anchor.start), folded.at(anchor.end)
+        ours = self._run_before(start) + self._run_after(end)
+        if ours >= 2 * WIDE_CONTEXT:
+            return False  # its whole neighbourhood came along: a copied block, the diff decides
+        bar = ours - TWIN_MARGIN
+        size = len(self.quote)
+        for pos in hits:
+            if pos == start:
+                continue
+            if self._run_before(pos) + self._run_after(pos + size) >= bar:
+                return True
+        return False
 
     # ---- evidence about a candidate
 
@@ -312,9 +340,30 @@ class _Locator:
         at = self.revision.folded_new.at
         # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
         # a quote that occurs once in each text is taken on the diff's word alone.
-        if not (self._context_ok(at(start), at(end), CONTEXT_MIN) or self._unique()):
+        if not (
+            self._context_ok(at(start), at(end), CONTEXT_MIN)
+            or self._unique()
+            or self._whole_line_once(start, end)
+        ):
             return None
         return self._verbatim(start, end)
+
+    def _whole_line_once(self, start: int, end: int) -> bool:
+        """Whether the passage is a whole line in both texts (a heading's title: Markdown
+        ``#`` markers aside, or a reStructuredText title above its underline) and occurs once
+        in each: a kept line that nothing else repeats is the passage however short (issue
+        #36: "Abstract" under a PEP header the revision rewrote)."""
+        assert self.own is not None
+        for text, (lo, hi) in ((self.revision.old, self.own), (self.revision.new, (start, end))):
+            line_lo = text.rfind("\n", 0, lo) + 1
+            line_hi = text.find("\n", hi)
+            line = text[line_lo : len(text) if line_hi == -1 else line_hi]
+            if line.strip().lstrip("#").strip() != text[lo:hi].strip():
+                return False
+        return (
+            len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
+            and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
+        )
 
     def _snap(self, start: int, end: int) -> tuple[int, int]:
         """Undo an edge shift from whitespace folding: a quote that starts or ends inside a
@@ -411,9 +460,53 @@ class _Locator:
             judged = (start < region[1] and region[0] < end, rank, start, end)
             if best is None or judged > best:
                 best = judged
-        if best is None:
+        if best is None or self._twin_as_similar(best[2], best[3]):
             return None
         return self._verbatim(*folded.raw_span(best[2], best[3]))
+
+    def _twin_as_similar(self, start: int, end: int) -> bool:
+        """Whether a fuzzy landing (folded span) has a twin as similar to the quote: where the
+        longest run the landing shares with the quote is most of the quote (TEMPLATE_SHARE) and
+        recurs in the new text, the span around another copy that a diff aligns with the quote,
+        if the revision diff keeps it from another old passage, scores within
+        TWIN_SIMILARITY_MARGIN of the landing (or better). Templated sections differ from each other
+        in a name or a figure, which is all a reworded passage differs in too: when a twin is
+        as close, which one the passage became cannot be told, so it is orphaned (issue #36)."""
+        quote, text = self.quote, self.revision.folded_new.text
+        landed = text[start:end]
+        if landed == quote:  # the passage re-wrapped: whitespace aside, it is verbatim
+            return False
+        match = SequenceMatcher(None, quote, landed, autojunk=False).find_longest_match(
+            0, len(quote), 0, len(landed)
+        )
+        if match.size < FUZZY_MIN_CHARS or match.size < TEMPLATE_SHARE * len(quote.strip()):
+            return False
+        run = landed[match.b : match.b + match.size]
+        hits = find_all(text, run, MAX_TWINS + 1)
+        if len(hits) < 2:
+            return False
+        bar = text_similarity(quote, landed) - TWIN_SIMILARITY_MARGIN
+        pad = len(quote) // 2 + SEED_CHARS
+        for hit in hits[:MAX_TWINS]:
+            lo = hit - match.b
+            if lo == start or (hit < end and start < hit + match.size):
+                continue
+            # the span placed like the landing, like the quote, or as a diff aligns it (a
+            # semantic diff drops a short run between longer edits: then it aligns nothing)
+            spans = [(lo, lo + len(landed)), (hit - match.a, hit - match.a + len(quote))]
+            twin = _align(quote, text, max(0, lo - pad), min(len(text), lo + len(landed) + pad))
+            if twin is not None:
+                spans.append((twin.start, twin.end))
+            for a, b in spans:
+                a, b = max(0, a), min(len(text), b)
+                if b <= a or (a < end and start < b):
+                    continue
+                # only another old passage, kept, is a twin: new text may resemble the quote
+                if not self._is_foreign(*self.revision.folded_new.raw_span(a, b)):
+                    continue
+                if text_similarity(quote, text[a:b]) >= bar:
+                    return True
+        return False
 
     def _judge(self, start: int, end: int) -> float | None:
         """Rank of a folded candidate span, or None if it fails the minimum scores."""
@@ -555,15 +648,17 @@ def _settle(
 ) -> int:
     """Among ``positions``, those whose similarity is within BOUNDARY_SLACK of the best, the
     one with the best context. Similarities are computed in decreasing order of their upper
-    ``bound`` until no bound can reach that band: the same answer as scoring every position,
-    for a fraction of the diffs."""
+    ``bound`` until no bound can reach that band (the same answer as scoring every position,
+    for a fraction of the diffs) or MAX_BOUNDARY_SCORES were scored (issue #36: on long
+    rewritten spans of reStructuredText and KEP tables each score is a diff of a long span, and
+    the boundary of a fuzzy landing is not worth 200 ms)."""
     if not positions:
         return default
     bounds = {p: bound(p) for p in positions}
     scores: dict[int, float] = {}
     best = 0.0
     for p in sorted(positions, key=lambda p: -bounds[p]):
-        if scores and bounds[p] < best - BOUNDARY_SLACK:
+        if scores and (bounds[p] < best - BOUNDARY_SLACK or len(scores) >= MAX_BOUNDARY_SCORES):
             break
         scores[p] = similarity(p)
         best = max(best, scores[p])
