@@ -152,6 +152,77 @@ print(json.dumps({
 """
 
 
+PROFILE = """
+import cProfile, io, json, pstats, time
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from evals.models import EvalCell, TestSetRevision
+from evals.services import cell_execute, evaluation_create
+from playground.models import Prompt, PromptVersion, Role
+from playground.runs.services import run_create, run_execute
+
+user = get_user_model().objects.get(username="bench")
+versions = list(PromptVersion.objects.filter(pk__in=FIXTURE["versions"]).order_by("number"))
+N = ROWS * len(versions)
+
+
+def bare():
+    with transaction.atomic():
+        ids = [
+            run_create(actor=user, version=v, variables={"design": f"p {i}"}, provider="echo",
+                       model="echo-1", enqueue=False).run.pk
+            for i in range(ROWS) for v in versions
+        ]
+    for run_id in ids:
+        run_execute(run_id=run_id)
+
+
+def cells():
+    evaluation = evaluation_create(
+        actor=user, prompt=Prompt.objects.get(pk=FIXTURE["prompt"]), role=Role.OWNER,
+        revision=TestSetRevision.objects.get(pk=FIXTURE["testset"]),
+        versions=FIXTURE["versions"], models=[{"provider": "echo", "model": "echo-1"}],
+        graders=[{"type": "contains"}, {"type": "max-output-tokens", "limit": 1000}],
+    )
+    for cell_id in EvalCell.objects.filter(evaluation=evaluation).values_list("pk", flat=True):
+        cell_execute(cell_id=cell_id)
+
+
+out = {}
+bare()  # warm-up
+for name, job in (("bare", bare), ("cells", cells)):
+    profiler = cProfile.Profile()
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        profiler.enable()
+        job()
+        profiler.disable()
+        elapsed = time.perf_counter() - started
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
+    out[name] = {"ms_each": 1000 * elapsed / N, "queries_each": len(queries) / N,
+                 "profile": text.getvalue()}
+print(json.dumps(out))
+"""
+
+
+def profile(env: dict[str, str], prefix: str) -> None:
+    """Cells and bare runs executed in this process (no broker hop) under cProfile: time and
+    statements per cell against per bare run, and where the time goes."""
+    # The evaluation's tasks go to the broker, where no worker takes them: this process runs
+    # every cell itself.
+    result = json.loads(django_script(env, prefix + PROFILE).splitlines()[-1])
+    for name in ("bare", "cells"):
+        print(result[name]["profile"])
+    bare, cells = result["bare"], result["cells"]
+    print(
+        f"in-process: a bare run {bare['ms_each']:.2f} ms, {bare['queries_each']:.1f} statements;"
+        f" a cell {cells['ms_each']:.2f} ms, {cells['queries_each']:.1f} statements"
+        f" ({cells['ms_each'] / bare['ms_each']:.2f}× the bare run)"
+    )
+
+
 def worker(env: dict[str, str], processes: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
@@ -196,6 +267,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument(
+        "--profile", action="store_true", help="profile cells and bare runs in-process, then stop"
+    )
     args = parser.parse_args()
     db = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
@@ -216,6 +290,9 @@ def main() -> None:
     migrate(env)
     fixture = json.loads(django_script(env, f"ROWS = {args.rows}\n" + SETUP).splitlines()[-1])
     prefix = f"FIXTURE = {json.dumps(fixture)}\nROWS = {args.rows}\n"
+    if args.profile:
+        profile(env, prefix)
+        return
     print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
     figures: dict[str, float] = {}
     for processes in args.processes:
