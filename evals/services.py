@@ -634,10 +634,10 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
 # --- executing one cell -----------------------------------------------------------------------
 
 
-def _cell_claim(cell: EvalCell) -> bool:
-    """queued → running, in one conditional update that also holds the provider's cap
-    (EVAL_PROVIDER_CONCURRENCY, counted across every worker): False when the cell was not
-    queued any more or its provider is at its cap."""
+def _cell_claim(cell: EvalCell, *, run_id: int | None = None) -> bool:
+    """queued → running (with its new run, when given), in one conditional update that also
+    holds the provider's cap (EVAL_PROVIDER_CONCURRENCY, counted across every worker): False
+    when the cell was not queued any more or its provider is at its cap."""
     cap = settings.EVAL_PROVIDER_CONCURRENCY.get(
         cell.provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
     )
@@ -649,10 +649,17 @@ def _cell_claim(cell: EvalCell) -> bool:
         .values("n")
     )
     under_cap: Any = GreaterThan(Value(cap), Coalesce(Subquery(running), Value(0)))
+    fields: dict[str, Any] = {"status": CellStatus.RUNNING}
+    if run_id is not None:
+        fields["run_id"] = run_id
     claimed = EvalCell.objects.filter(under_cap, pk=cell.pk, status=CellStatus.QUEUED).update(
-        status=CellStatus.RUNNING
+        **fields
     )
     return bool(claimed)
+
+
+class _NotClaimed(Exception):
+    """Leaves the claim's transaction, rolling back the run created for it."""
 
 
 # One statement closes a cell and counts it on PostgreSQL (no BEGIN/COMMIT round trips): the
@@ -713,6 +720,16 @@ def _cell_run(cell: EvalCell) -> int:
     """The cell's run id, created on first use (idempotent per cell)."""
     if cell.run_id is not None:
         return cell.run_id
+    created = _run_new(cell)
+    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created):
+        return created
+    run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
+    assert run_id is not None
+    return int(run_id)
+
+
+def _run_new(cell: EvalCell) -> int:
+    """The cell's run (its idempotency key names the cell: a second call finds the first)."""
     target = cell.target
     content = version_content(version=target.version)
     created = run_create(
@@ -724,11 +741,7 @@ def _cell_run(cell: EvalCell) -> int:
         model=target.model,
         enqueue=False,
     )
-    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run):
-        return created.run.pk
-    run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
-    assert run_id is not None
-    return int(run_id)
+    return created.run.pk
 
 
 def cell_execute(*, cell_id: int) -> str:
@@ -755,16 +768,22 @@ def cell_execute(*, cell_id: int) -> str:
         # A cancel that lands after this commit finds the run through the cell and cancels it
         # (evaluation_cancel), so run_execute below never starts it; one that landed before
         # has cancelled the queued cell, and the claim fails.
+        # A queued cell has no run yet: the run is created first and the claim sets it, so a
+        # claim that fails (taken, or the provider at its cap) rolls the run back with it.
         with transaction.atomic():
             if cell.status == CellStatus.QUEUED:
-                if not _cell_claim(cell):
-                    status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
-                    return DEFERRED if status == CellStatus.QUEUED else status
+                run_id = _run_new(cell)
+                if not _cell_claim(cell, run_id=run_id):
+                    raise _NotClaimed
                 if evaluation.status == Status.QUEUED:
                     Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
                         status=Status.RUNNING
                     )
-            run_id = _cell_run(cell)
+            else:
+                run_id = _cell_run(cell)
+    except _NotClaimed:
+        status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+        return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
