@@ -25,10 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -152,6 +156,77 @@ print(json.dumps({
 """
 
 
+PROFILE = """
+import cProfile, io, json, pstats, time
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from evals.models import EvalCell, TestSetRevision
+from evals.services import cell_execute, evaluation_create
+from playground.models import Prompt, PromptVersion, Role
+from playground.runs.services import run_create, run_execute
+
+user = get_user_model().objects.get(username="bench")
+versions = list(PromptVersion.objects.filter(pk__in=FIXTURE["versions"]).order_by("number"))
+N = ROWS * len(versions)
+
+
+def bare():
+    with transaction.atomic():
+        ids = [
+            run_create(actor=user, version=v, variables={"design": f"p {i}"}, provider="echo",
+                       model="echo-1", enqueue=False).run.pk
+            for i in range(ROWS) for v in versions
+        ]
+    for run_id in ids:
+        run_execute(run_id=run_id)
+
+
+def cells():
+    evaluation = evaluation_create(
+        actor=user, prompt=Prompt.objects.get(pk=FIXTURE["prompt"]), role=Role.OWNER,
+        revision=TestSetRevision.objects.get(pk=FIXTURE["testset"]),
+        versions=FIXTURE["versions"], models=[{"provider": "echo", "model": "echo-1"}],
+        graders=[{"type": "contains"}, {"type": "max-output-tokens", "limit": 1000}],
+    )
+    for cell_id in EvalCell.objects.filter(evaluation=evaluation).values_list("pk", flat=True):
+        cell_execute(cell_id=cell_id)
+
+
+out = {}
+bare()  # warm-up
+for name, job in (("bare", bare), ("cells", cells)):
+    profiler = cProfile.Profile()
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        profiler.enable()
+        job()
+        profiler.disable()
+        elapsed = time.perf_counter() - started
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
+    out[name] = {"ms_each": 1000 * elapsed / N, "queries_each": len(queries) / N,
+                 "profile": text.getvalue()}
+print(json.dumps(out))
+"""
+
+
+def profile(env: dict[str, str], prefix: str) -> None:
+    """Cells and bare runs executed in this process (no broker hop) under cProfile: time and
+    statements per cell against per bare run, and where the time goes."""
+    # The evaluation's tasks go to the broker, where no worker takes them: this process runs
+    # every cell itself.
+    result = json.loads(django_script(env, prefix + PROFILE).splitlines()[-1])
+    for name in ("bare", "cells"):
+        print(result[name]["profile"])
+    bare, cells = result["bare"], result["cells"]
+    print(
+        f"in-process: a bare run {bare['ms_each']:.2f} ms, {bare['queries_each']:.1f} statements;"
+        f" a cell {cells['ms_each']:.2f} ms, {cells['queries_each']:.1f} statements"
+        f" ({cells['ms_each'] / bare['ms_each']:.2f}× the bare run)"
+    )
+
+
 def worker(env: dict[str, str], processes: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
@@ -187,6 +262,92 @@ def session(env: dict[str, str], processes: int, prefix: str) -> dict:
         process.wait(timeout=60)
 
 
+PROMPTFOO_SYSTEMS = ["You are a senior reviewer."] + [
+    f"You are a senior reviewer, take {n}." for n in (2, 3)
+]
+
+
+def promptfoo_command() -> tuple[list[str] | None, str]:
+    """How to run promptfoo (`npx --no-install promptfoo`), or None and why not: promptfoo
+    needs Node ≥ 22 and a promptfoo npx can find (installed, or on PATH)."""
+    node = shutil.which("node")
+    if node is None:
+        return None, "no node on PATH"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    major = int(version.lstrip("v").split(".")[0] or 0)
+    if major < 22:
+        return None, f"node {version} on PATH; promptfoo needs Node ≥ 22"
+    found = shutil.which("promptfoo")
+    command = [found] if found else ["npx", "--no-install", "promptfoo"]
+    check = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=120)
+    if check.returncode != 0:
+        return None, "npx cannot find promptfoo (npm install promptfoo, or put it on PATH)"
+    return command, f"promptfoo {check.stdout.strip()} on node {version}"
+
+
+def promptfoo_rate(rows: int) -> dict[str, Any] | str:
+    """The same matrix on promptfoo's echo provider — 3 prompts × 2 providers × `rows` tests ×
+    2 repeats, graded by `contains` and `latency` — timed from the command's start to its end
+    (Node's start-up included) and by promptfoo's own "Duration"; or why it was skipped."""
+    command, why = promptfoo_command()
+    if command is None:
+        return why
+    with tempfile.TemporaryDirectory(prefix="redline-bench-promptfoo-") as here:
+        prompts = [
+            json.dumps(
+                [
+                    {"role": "system", "content": s},
+                    {"role": "user", "content": "Review: {{design}}"},
+                ]
+            )
+            for s in PROMPTFOO_SYSTEMS
+        ]
+        tests = [
+            {
+                "vars": {"design": f"design number {i}"},
+                "assert": [
+                    {"type": "contains", "value": "Review" if i % 4 else "absent"},
+                    {"type": "latency", "threshold": 1000},
+                ],
+            }
+            for i in range(rows)
+        ]
+        config = {
+            "prompts": prompts,
+            "providers": [{"id": "echo", "label": "echo-1"}, {"id": "echo", "label": "echo-2"}],
+            "tests": tests,
+        }
+        path = Path(here) / "promptfooconfig.yaml"
+        path.write_text(json.dumps(config))  # JSON is YAML
+        env = {
+            **os.environ,
+            "PROMPTFOO_CONFIG_DIR": here,
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+        }
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*command, "eval", "-c", str(path), "--repeat", "2", "--no-cache", "--no-table"]
+            + ["--no-progress-bar", "-o", str(Path(here) / "out.json")],
+            cwd=here,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        wall = time.perf_counter() - started
+        results = json.loads((Path(here) / "out.json").read_text())["results"]["results"]
+    own = re.search(r"Duration: (?:(\d+)m )?(\d+(?:\.\d+)?)s", done.stdout + done.stderr)
+    duration = (int(own.group(1) or 0) * 60 + float(own.group(2))) if own else wall
+    return {
+        "cells": len(results),
+        "wall_s": wall,
+        "duration_s": duration,
+        "passed": sum(1 for r in results if r.get("success")),
+        "version": why,
+    }
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
@@ -196,6 +357,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument(
+        "--profile", action="store_true", help="profile cells and bare runs in-process, then stop"
+    )
     args = parser.parse_args()
     db = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
@@ -216,6 +380,9 @@ def main() -> None:
     migrate(env)
     fixture = json.loads(django_script(env, f"ROWS = {args.rows}\n" + SETUP).splitlines()[-1])
     prefix = f"FIXTURE = {json.dumps(fixture)}\nROWS = {args.rows}\n"
+    if args.profile:
+        profile(env, prefix)
+        return
     print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
     figures: dict[str, float] = {}
     for processes in args.processes:
@@ -245,6 +412,21 @@ def main() -> None:
                     figures[f"cells_per_s_{processes}"] / figures["cells_per_s_1"]
                 )
     print(f"load average after: {load()}")
+    promptfoo = promptfoo_rate(args.rows)
+    if isinstance(promptfoo, str):
+        print(f"promptfoo: skipped ({promptfoo})")
+    else:
+        best = max(v for k, v in figures.items() if k.startswith("cells_per_s_"))
+        wall_rate = promptfoo["cells"] / promptfoo["wall_s"]
+        own_rate = promptfoo["cells"] / max(promptfoo["duration_s"], 0.001)
+        print(
+            f"promptfoo ({promptfoo['version']}), echo, the same {promptfoo['cells']:.0f} cells:"
+            f" {promptfoo['wall_s']:.2f} s from the command's start ({wall_rate:.1f} cells/s),"
+            f" {promptfoo['duration_s']:.1f} s by its own Duration ({own_rate:.1f} cells/s);"
+            f" Redline's best {best:.1f} cells/s [load {load()}]"
+        )
+        figures["promptfoo_cells_per_s"] = wall_rate
+        figures["promptfoo_cells_per_s_own_duration"] = own_rate
     print(" ".join(f"{k}={v:.3f}" for k, v in figures.items()))
 
 

@@ -78,7 +78,7 @@ def _bad(message: str, where: str) -> EvalInvalid:
     return EvalInvalid(f"{where}: {message}", field=where)
 
 
-def _count_nodes(value: Any) -> None:
+def _count_nodes(value: object) -> None:
     budget = NODES_MAX
     stack = [value]
     while stack:
@@ -93,7 +93,7 @@ def _count_nodes(value: Any) -> None:
             stack.extend(item)
 
 
-def _scalar(value: Any, where: str) -> str:
+def _scalar(value: object, where: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -122,7 +122,7 @@ def _render(value: str, variables: Mapping[str, str], where: str) -> str:
 
 
 def _text_value(
-    raw: Any, variables: Mapping[str, str], where: str, *, required: bool = True
+    raw: object, variables: Mapping[str, str], where: str, *, required: bool = True
 ) -> str | None:
     if raw is None:
         if required:
@@ -135,7 +135,7 @@ def _text_value(
     return _render(str(raw), variables, where)
 
 
-def _number(raw: Any, where: str, *, required: bool) -> float | None:
+def _number(raw: object, where: str, *, required: bool) -> float | None:
     if raw is None:
         if required:
             raise _bad("needs a threshold.", where)
@@ -145,7 +145,7 @@ def _number(raw: Any, where: str, *, required: bool) -> float | None:
     return float(raw)
 
 
-def _values(raw: Any, variables: Mapping[str, str], where: str) -> list[str]:
+def _values(raw: object, variables: Mapping[str, str], where: str) -> list[str]:
     if isinstance(raw, str):
         items: list[Any] = [part.strip() for part in raw.split(",") if part.strip()]
     elif isinstance(raw, list):
@@ -155,7 +155,7 @@ def _values(raw: Any, variables: Mapping[str, str], where: str) -> list[str]:
     return [_text_value(item, variables, f"{where}.{i}") or "" for i, item in enumerate(items)]
 
 
-def _schema(raw: Any, where: str) -> dict[str, Any] | None:
+def _schema(raw: object, where: str) -> dict[str, Any] | None:
     if raw is None:
         return None
     if isinstance(raw, dict):
@@ -164,7 +164,7 @@ def _schema(raw: Any, where: str) -> dict[str, Any] | None:
 
 
 def _assertion_spec(
-    assertion: Any, variables: Mapping[str, str], where: str, *, judge_version: int | None
+    assertion: object, variables: Mapping[str, str], where: str, *, judge_version: int | None
 ) -> dict[str, Any]:
     """One promptfoo assertion → one Redline grader spec (validated by the caller)."""
     if not isinstance(assertion, dict):
@@ -252,7 +252,7 @@ def _assertion_spec(
 
 
 def _specs(
-    raw: Any, variables: Mapping[str, str], where: str, *, judge_version: int | None
+    raw: object, variables: Mapping[str, str], where: str, *, judge_version: int | None
 ) -> list[dict[str, Any]]:
     if raw is None:
         return []
@@ -267,7 +267,7 @@ def _specs(
     return specs
 
 
-def _variables(raw: Any, where: str) -> dict[str, str]:
+def _variables(raw: object, where: str) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):

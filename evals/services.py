@@ -29,14 +29,17 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Max, Q, Sum, Value, When
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, Count, F, Max, Q, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
 from common.auth import Viewer
 from common.csvcells import csv_row
 from common.exceptions import Forbidden, RateLimited
 from common.jsonlimits import JsonRefused, json_loads_limited, json_surrogate_path
+from common.rawsql import row_fetch
 from playground.content import PLACEHOLDER, VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
@@ -831,11 +834,53 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
 # --- executing one cell -----------------------------------------------------------------------
 
 
-def _provider_busy(provider: str) -> bool:
+def _cell_claim(cell: EvalCell, *, run_id: int | None = None) -> bool:
+    """queued → running (with its new run, when given), in one conditional update that also
+    holds the provider's cap (EVAL_PROVIDER_CONCURRENCY, counted across every worker): False
+    when the cell was not queued any more or its provider is at its cap."""
     cap = settings.EVAL_PROVIDER_CONCURRENCY.get(
-        provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
+        cell.provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
     )
-    return EvalCell.objects.filter(provider=provider, status=CellStatus.RUNNING).count() >= cap
+    running = (
+        EvalCell.objects.filter(provider=cell.provider, status=CellStatus.RUNNING)
+        .order_by()
+        .values("provider")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    under_cap: Any = GreaterThan(Value(cap), Coalesce(Subquery(running), Value(0)))
+    fields: dict[str, Any] = {"status": CellStatus.RUNNING}
+    if run_id is not None:
+        fields["run_id"] = run_id
+    claimed = EvalCell.objects.filter(under_cap, pk=cell.pk, status=CellStatus.QUEUED).update(
+        **fields
+    )
+    return bool(claimed)
+
+
+class _NotClaimed(Exception):
+    """Leaves the claim's transaction, rolling back the run created for it."""
+
+
+# One statement closes a cell and counts it on PostgreSQL (no BEGIN/COMMIT round trips): the
+# cell's conditional update, and the evaluation's count — which also finishes it with its last
+# cell — only when the cell moved. The ORM's two updates in a transaction elsewhere.
+_CLOSE_SQL = """
+WITH moved AS (
+    UPDATE evals_evalcell SET {columns}
+    WHERE id = %s AND status IN ('queued', 'running')
+    RETURNING evaluation_id
+)
+UPDATE evals_evaluation SET
+    cells_done = cells_done + 1,
+    status = CASE WHEN cells_done >= cells_total - 1 AND status IN ('queued', 'running')
+        THEN 'done' ELSE status END,
+    finished_at = CASE WHEN cells_done >= cells_total - 1 AND status IN ('queued', 'running')
+        THEN %s ELSE finished_at END
+WHERE id IN (SELECT evaluation_id FROM moved)
+RETURNING id
+"""
+_CLOSE_COLUMNS = ("status", "finished_at", "grades", "passed", "score", "error")
 
 
 def _count_finished(evaluation_id: int) -> None:
@@ -868,10 +913,22 @@ def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
 
 
 def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any) -> bool:
+    now = timezone.now()
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        values = {"status": status, "finished_at": now, **fields}
+        names = [name for name in _CLOSE_COLUMNS if name in values]
+        columns = ", ".join(
+            f"{name} = %s::jsonb" if name == "grades" else f"{name} = %s" for name in names
+        )
+        params = [json.dumps(values[n]) if n == "grades" else values[n] for n in names]
+        return (
+            row_fetch(_CLOSE_SQL.format(columns=columns), [*params, cell_id, now], (None,))
+            is not None
+        )
     with transaction.atomic():
         moved = EvalCell.objects.filter(
             pk=cell_id, status__in=(CellStatus.QUEUED, CellStatus.RUNNING)
-        ).update(status=status, finished_at=timezone.now(), **fields)
+        ).update(status=status, finished_at=now, **fields)
         if moved:
             _count_finished(evaluation_id)
     return bool(moved)
@@ -881,6 +938,16 @@ def _cell_run(cell: EvalCell) -> int:
     """The cell's run id, created on first use (idempotent per cell)."""
     if cell.run_id is not None:
         return cell.run_id
+    created = _run_new(cell)
+    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created):
+        return created
+    run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
+    assert run_id is not None
+    return int(run_id)
+
+
+def _run_new(cell: EvalCell) -> int:
+    """The cell's run (its idempotency key names the cell: a second call finds the first)."""
     target = cell.target
     content = version_content(version=target.version)
     created = run_create(
@@ -892,11 +959,7 @@ def _cell_run(cell: EvalCell) -> int:
         model=target.model,
         enqueue=False,
     )
-    if EvalCell.objects.filter(pk=cell.pk, run__isnull=True).update(run=created.run):
-        return created.run.pk
-    run_id = EvalCell.objects.values_list("run_id", flat=True).get(pk=cell.pk)
-    assert run_id is not None
-    return int(run_id)
+    return created.run.pk
 
 
 def cell_execute(*, cell_id: int) -> str:
@@ -925,28 +988,28 @@ def cell_execute(*, cell_id: int) -> str:
     try:
         # The claim and the run's creation commit together (one commit, not four): a worker
         # that dies in between leaves the cell queued, with no run, for the next delivery.
+        # A cancel that lands after this commit finds the run through the cell and cancels it
+        # (evaluation_cancel), so run_execute below never starts it; one that landed before
+        # has cancelled the queued cell, and the claim fails.
+        # A queued cell has no run yet: the run is created first and the claim sets it, so a
+        # claim that fails (taken, or the provider at its cap) rolls the run back with it.
         with transaction.atomic():
             if cell.status == CellStatus.QUEUED:
-                if _provider_busy(cell.provider):
-                    return DEFERRED
-                if not EvalCell.objects.filter(pk=cell.pk, status=CellStatus.QUEUED).update(
-                    status=CellStatus.RUNNING
-                ):
-                    return EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+                run_id = _run_new(cell)
+                if not _cell_claim(cell, run_id=run_id):
+                    raise _NotClaimed
                 if evaluation.status == Status.QUEUED:
                     Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
                         status=Status.RUNNING
                     )
-            run_id = _cell_run(cell)
+            else:
+                run_id = _cell_run(cell)
+    except _NotClaimed:
+        status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
+        return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
-    if Evaluation.objects.filter(pk=evaluation.pk, status=Status.CANCELLED).exists():
-        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-            status=Run.Status.CANCELLED,
-            finished_at=timezone.now(),
-            error="The evaluation was cancelled.",
-        )
     run_execute(run_id=run_id)
     return cell_grade(cell_id=cell.pk)
 
