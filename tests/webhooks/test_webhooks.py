@@ -313,3 +313,32 @@ def test_on_a_real_celery_worker_a_500_is_retried_by_the_task(hooks, owner, prom
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("succeeded", 2)
     assert not [t for t in threading.enumerate() if t.name.startswith("redline-webhook-")]
+
+
+def test_a_finished_evaluation_is_announced_once_with_its_summary(hooks, owner, settings):
+    settings.EVAL_EAGER_MODE = "inline"
+    settings.RUN_ECHO_DELAY_MS = 0
+    prompt, v1 = make_prompt(owner, provider="echo", model="echo-1")
+    client = api_client_for(owner)
+    created = _register(client, prompt, hooks.url, ["evaluation.finished"])
+    testset = client.post(
+        f"/api/v1/prompts/{prompt.pk}/testsets/",
+        {"name": "designs", "rows": [{"variables": {"design": "a cache"}}] * 3},
+        format="json",
+    ).json()
+    evaluation = client.post(
+        f"/api/v1/prompts/{prompt.pk}/evals/",
+        {"testset": testset["id"], "versions": [v1.pk], "graders": [{"type": "json-valid"}]},
+        format="json",
+    )
+    assert evaluation.status_code == 201, evaluation.content
+    (request,) = hooks.wait_for(1)
+    wait_until(lambda: not Delivery.objects.filter(status=Delivery.Status.PENDING).exists())
+    assert _verified(created["secret"], request)
+    event = json.loads(request.body)
+    assert event["event"] == "evaluation.finished"
+    finished = event["data"]["evaluation"]
+    assert (finished["id"], finished["status"]) == (evaluation.json()["id"], "done")
+    assert finished["summary"][0]["cells"] == 3 and finished["summary"][0]["failed"] == 3
+    # Three cells finished it, and it was announced once (no delivery per cell).
+    assert Delivery.objects.filter(webhook_id=created["id"]).count() == 1
