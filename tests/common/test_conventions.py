@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("accounts", "critique", "evals", "playground", "questionbank", "reviews", "textstore")
+APPS = (
+    "accounts",
+    "critique",
+    "evals",
+    "playground",
+    "questionbank",
+    "reviews",
+    "textstore",
+    "webhooks",
+)
 READ_MODULES = ("selectors.py", "views.py", "pages.py", "api.py", "shared.py")
 MAX_VIEW_LINES = 40
 
