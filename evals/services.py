@@ -53,6 +53,7 @@ from .graders import (
     GraderSpec,
     JudgeVerdict,
     grade,
+    grader_format_schema_problem,
     grader_spec_load,
     grader_specs_parse,
     judge_verdict_parse,
@@ -401,6 +402,20 @@ def _judges_check(*, actor: User, specs: list[GraderSpec]) -> None:
             ) from None
 
 
+def _format_schemas_check(*, specs: list[GraderSpec], targets: list[TargetInput]) -> None:
+    """A `json-schema` grader without a schema uses each version's response format: it must be
+    within the same limits as a grader's own schema (docs/evals.md, Graders under a budget)."""
+    for index, spec in enumerate(specs):
+        for target in targets:
+            problem = grader_format_schema_problem(spec, target.version.response_format)
+            if problem is not None:
+                raise EvalInvalid(
+                    f"graders.{index}.schema: v{target.version.number}'s response format"
+                    f" cannot be used: {problem}.",
+                    field=f"graders.{index}.schema",
+                )
+
+
 def evaluation_create(
     *,
     actor: User,
@@ -421,6 +436,7 @@ def evaluation_create(
     targets = evaluation_targets_parse(prompt=prompt, versions=versions, models=models)
     specs = grader_specs_parse(graders, extra={**_extra_parsers, **(extra_graders or {})})
     _judges_check(actor=actor, specs=specs)
+    _format_schemas_check(specs=specs, targets=targets)
     times = _repeat_parse(repeat)
     rows = list(revision.rows.all())
     if not rows:
