@@ -161,7 +161,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024 * 
 # Any body, forms and files included, is refused with a 413 past this many bytes before it is
 # read or spooled to disk (common/bodylimit.py); Redline's own upload endpoint (the embedded
 # default's signed PUT, under this prefix) takes up to UPLOAD_MAX_BYTES instead.
-REQUEST_BODY_MAX_BYTES = env_int("REQUEST_BODY_MAX_BYTES", 16 * 1024 * 1024)
+REQUEST_BODY_MAX_BYTES = env_int(
+    "REQUEST_BODY_MAX_BYTES", max(16 * 1024 * 1024, 2 * DATA_UPLOAD_MAX_MEMORY_SIZE)
+)
 REQUEST_BODY_UPLOAD_PREFIX = "/api/v1/uploads/put/"
 
 REST_FRAMEWORK = {

@@ -486,6 +486,17 @@ def _format_schema(response_format: Mapping[str, Any] | None) -> Any:
     return response_format
 
 
+def grader_format_schema_problem(
+    spec: GraderSpec, response_format: Mapping[str, Any] | None
+) -> str | None:
+    """Why a `json-schema` grader without a schema of its own cannot use a version's response
+    format (`evals.schemas.schema_problem`), or None (another type, or a usable schema)."""
+    if spec.type != "json-schema" or spec.options.get("schema") is not None:
+        return None
+    schema = _format_schema(response_format)
+    return None if schema is None else schema_problem(schema)
+
+
 def grade_json_schema(spec: GraderSpec, outcome: CellOutcome) -> Grade:
     schema = spec.options.get("schema") or _format_schema(outcome.response_format)
     if schema is None:

@@ -120,12 +120,18 @@ def _refs_problem(
     """Cycles, chain depth and expanded size of the reference graph: a part of the schema costs
     its own nodes plus, for each `$ref` inside it, what the referenced part costs."""
 
-    def inside(path: tuple[str, ...], part: tuple[str, ...]) -> bool:
-        return path[: len(part)] == part
-
     targets = {target for _where, target in refs}
-    own = {target: sum(1 for n in nodes if inside(n, target)) for target in targets}
-    uses = {target: [t for w, t in refs if inside(w, target)] for target in targets}
+    # Each path's prefixes (at most JSON_MAX_DEPTH of them) that are targets: one pass each.
+    own = dict.fromkeys(targets, 0)
+    for node in nodes:
+        for cut in range(len(node) + 1):
+            if node[:cut] in own:
+                own[node[:cut]] += 1
+    uses: dict[tuple[str, ...], list[tuple[str, ...]]] = {target: [] for target in targets}
+    for where, target in refs:
+        for cut in range(len(where) + 1):
+            if where[:cut] in uses:
+                uses[where[:cut]].append(target)
     cost: dict[tuple[str, ...], tuple[int, int]] = {}  # target → (expanded nodes, chain depth)
     limit_nodes = settings.EVAL_SCHEMA_EXPANDED_MAX
     limit_depth = settings.EVAL_SCHEMA_REF_DEPTH_MAX

@@ -58,6 +58,7 @@ from .graders import (
     JudgeVerdict,
     cell_verdict,
     grade,
+    grader_format_schema_problem,
     grader_spec_load,
     grader_spec_request,
     grader_specs_parse,
@@ -637,6 +638,20 @@ def judges_check(*, actor: User, specs: list[GraderSpec], where: str = "graders"
             ) from None
 
 
+def _format_schemas_check(*, specs: list[GraderSpec], targets: list[TargetInput]) -> None:
+    """A `json-schema` grader without a schema uses each version's response format: it must be
+    within the same limits as a grader's own schema (docs/evals.md, Graders under a budget)."""
+    for index, spec in enumerate(specs):
+        for target in targets:
+            problem = grader_format_schema_problem(spec, target.version.response_format)
+            if problem is not None:
+                raise EvalInvalid(
+                    f"graders.{index}.schema: v{target.version.number}'s response format"
+                    f" cannot be used: {problem}.",
+                    field=f"graders.{index}.schema",
+                )
+
+
 def evaluation_create(
     *,
     actor: User,
@@ -668,6 +683,7 @@ def evaluation_create(
         allow_empty=all(row_graders.get(row.content_id) for row in rows),
     )
     judges_check(actor=actor, specs=specs)
+    _format_schemas_check(specs=specs, targets=targets)
     for row in rows:
         judges_check(
             actor=actor,

@@ -154,6 +154,28 @@ def test_a_schema_past_its_limits_is_a_400_naming_the_field(schema, needle):
     assert not Evaluation.objects.exists()
 
 
+def test_a_versions_recursive_response_format_is_a_400_for_a_schemaless_grader(owner):
+    """A `json-schema` grader with no schema of its own uses each version's response format,
+    which is held to the same limits."""
+    recursive = {"name": "r", "schema": {"$ref": "#"}}
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1", response_format=recursive)
+    client = api_client_for(owner)
+    testset = client.post(
+        f"/api/v1/prompts/{prompt.pk}/testsets/",
+        {"name": "t", "rows": [{"variables": {"design": "x"}}]},
+        format="json",
+    ).json()
+    response = client.post(
+        f"/api/v1/prompts/{prompt.pk}/evals/",
+        {"testset": testset["id"], "versions": [version.pk], "graders": [{"type": "json-schema"}]},
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "graders.0.schema"
+    assert "v1's response format" in response.json()["detail"]
+    assert "recursive" in response.json()["detail"]
+
+
 def test_a_local_acyclic_ref_is_still_accepted_and_applied():
     spec = _schema_spec(
         {"$defs": {"item": {"type": "string"}}, "type": "array", "items": {"$ref": "#/$defs/item"}}
