@@ -60,8 +60,15 @@ def prepare(env: dict[str, str], tag: str, rows: int) -> dict[str, dict[str, str
         from accounts.services import api_token_create, user_create
         from evals.services import testset_create, testset_rows_parse
         from playground.models import Role
+        from evals.models import EvalCell, Evaluation
+        from playground.models import Run
         from playground.services import prompt_create
 
+        # Earlier bench runs' queues and workers are gone: what they left unfinished would
+        # take this run's turns.
+        Run.objects.filter(status__in=("queued", "running")).update(status="cancelled")
+        EvalCell.objects.filter(status__in=("queued", "running")).update(status="cancelled")
+        Evaluation.objects.filter(status__in=("queued", "running")).update(status="cancelled")
         content = {{
             "provider": "echo",
             "system": "You are a senior reviewer of system designs.",

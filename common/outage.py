@@ -6,8 +6,8 @@ reached; the API's exception handler and the page middleware answer them 503 wit
 them and leaves the work for its reaper (docs/design.md, Work handed to the broker).
 """
 
+from celery.exceptions import OperationalError  # kombu's, re-exported by celery
 from django.conf import settings
-from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 

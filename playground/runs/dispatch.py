@@ -40,6 +40,9 @@ def _task() -> Task:
 
 def run_enqueue(*, run_id: int) -> bool:
     """Hand the run over; False when the broker is down (the run waits for the reaper)."""
+    # Marked before the message exists: an update after publishing would hold the run's row
+    # lock just as a worker's turn looks for it with SKIP LOCKED, and the turn would be lost.
+    Run.objects.filter(pk=run_id).update(dispatched_at=timezone.now())
     if not current_app.conf.task_always_eager:
         try:
             _task().apply_async(args=[run_id], queue=settings.RUN_TASK_QUEUE)
@@ -47,9 +50,7 @@ def run_enqueue(*, run_id: int) -> bool:
             Run.objects.filter(pk=run_id).update(dispatched_at=None)
             logger.warning("run.dispatch_failed", extra={"run_id": run_id})
             return False
-        Run.objects.filter(pk=run_id).update(dispatched_at=timezone.now())
         return True
-    Run.objects.filter(pk=run_id).update(dispatched_at=timezone.now())
     if settings.RUN_EAGER_MODE == "inline":
         _task().apply(args=[run_id])
         return True
