@@ -18,6 +18,7 @@ from evals.services import RowInput, evaluation_create, evaluation_dispatch
 from evals.services import testset_create as new_testset  # not a test, despite its name
 from playground.models import PromptVersion, Role
 from playground.runs.services import run_create, run_execute
+from playground.services import share_link_create
 from reviews.models import Annotation, DesignDoc
 from reviews.practice.services import mock_review_start
 from reviews.seed import practice_docs_load, practice_keys_load
@@ -373,6 +374,9 @@ def test_no_database_id_where_a_version_number_is_meant(
     assert not set(ids) & set(ids.values())
     run = run_create(actor=owner, version=data.versions[1], variables={}).run
     run_execute(run_id=run.pk)
+    _, token = share_link_create(
+        actor=owner, prompt=data.evaluation.prompt, access="public", version=data.versions[1]
+    )
     context, tab = _tab(browser, live_server, width)
     login(tab, "ada")
     pages = {
@@ -384,6 +388,7 @@ def test_no_database_id_where_a_version_number_is_meant(
         "evaluation": f"/evals/{data.evaluation.pk}/",
         "testset": f"/evals/testsets/{data.testset_id}/",
         "run": f"/playground/runs/{run.pk}/",
+        "shared link": f"/s/{token}",
         **{f"v{n}": f"/playground/p/{data.prompt_id}/v{n}/" for n in ids.values()},
     }
     leaks = {}
