@@ -4,7 +4,12 @@ A ~300 KB prompt edited at line 2,000 (and optionally at more places): the folde
 three lines of context around each change and folds the rest behind expand controls, so its
 size follows what changed; the baseline renders every row, as the page did before folding.
 
-Run: `.venv/bin/python bench/diff_page.py [--lines N] [--edits K] [--runs R]` (no database).
+`--attach`: a short prompt replaced by a long text (issue 33: a 20 MB file attached). The page
+compares the first PLAYGROUND_DIFF_LARGE_CHARS of the change (1 MiB, ~8,000 lines here) and
+shows PLAYGROUND_DIFF_PAGE_ROWS of them; the baseline shows every compared row, as before.
+
+Run: `.venv/bin/python bench/diff_page.py [--lines N] [--edits K] [--runs R] [--attach]`
+(no database).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=5000)
     parser.add_argument("--edits", type=int, default=1)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--attach", action="store_true", help="a long text attached (issue 33)")
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -47,6 +53,10 @@ def main() -> None:
 
     from playground.content import content_validate
     from playground.diffing import DiffBlock, content_diff
+
+    if args.attach:
+        attach(args.runs)
+        return
 
     before = "".join(
         f"Line {n:05d}: unchanged text of a long prompt, kept as it was.\n"
@@ -82,6 +92,50 @@ def main() -> None:
         f"folded / every row: size {folded_size / full_size:.3f}, "
         f"render time {folded_ms / full_ms:.3f}"
     )
+
+
+def attach(runs: int) -> None:
+    """The diff body after a short prompt is replaced by a long text, cut as the page cuts it."""
+    from django.conf import settings
+    from django.template.loader import render_to_string
+
+    from playground.diffing import DiffBlock, text_diff
+
+    cap = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
+    line = "attached {:07d}: a paragraph of the reference document, pasted whole as context.\n"
+    parts: list[str] = []
+    size = 0
+    while size < cap:
+        parts.append(line.format(len(parts)))
+        size += len(parts[-1])
+    compared = "".join(parts[:-1])  # the cut ends at a line break
+    diff = text_diff("system", "Answer from the attached document.\n", compared, limit=None)
+    diff.cut = True
+    context = {"changes": [], "expand_url": "/p/1/diff/rows/?a=1&b=2", "fold_step": 20}
+    context |= {"fold_all_max": 2000, "page_rows": int(settings.PLAYGROUND_DIFF_PAGE_ROWS)}
+
+    def render(items: list[Any]) -> tuple[int, float]:
+        began = time.perf_counter()
+        html = render_to_string("playground/_diff_body.html", {**context, "texts": items})
+        return len(html.encode()), time.perf_counter() - began
+
+    everything = _AllRows(
+        diff.field,
+        diff.added,
+        diff.removed,
+        0,
+        [DiffBlock(rows=tuple(diff.rows), end=len(diff.rows))],
+    )
+    paged = [render([diff]) for _ in range(runs)]
+    full = [render([everything]) for _ in range(runs)]
+    paged_ms = statistics.median(r[1] for r in paged) * 1000
+    full_ms = statistics.median(r[1] for r in full) * 1000
+    print(f"attached text: {len(compared):,} characters compared, {len(diff.rows):,} rows")
+    print(
+        f"paged diff body ({context['page_rows']} rows): {paged[0][0]:,} bytes, {paged_ms:.1f} ms"
+    )
+    print(f"every compared row:      {full[0][0]:,} bytes, {full_ms:.1f} ms")
+    print(f"paged / every row: size {paged[0][0] / full[0][0]:.3f}, time {paged_ms / full_ms:.3f}")
 
 
 if __name__ == "__main__":
