@@ -433,6 +433,11 @@ class _Locator:
         if len(hits) != 1:
             return None
         start, end = new.raw_span(hits[0], hits[0] + len(self.quote))
+        if self._is_foreign(start, end):
+            # mostly text the diff keeps from another old passage, edited into the quote's
+            # words (issue #36: a twin section's "Drawbacks" rewritten with the deleted
+            # section's component name): that passage, not this one moved
+            return None
         return self._verbatim(start, end)
 
     # ---- step 3: fuzzy search
