@@ -512,9 +512,9 @@ def run_corpus(directory: Path, *, seed: str, runs: int, verbose: bool) -> None:
                     )
     ms = 1000.0
     total: Counter[str] = Counter()
-    for found in verdicts.values():
-        total.update(found)
-    rows = [
+    for counts in verdicts.values():
+        total.update(counts)
+    rows: list[tuple[str, ...]] = [
         (
             "repository",
             "annotations",

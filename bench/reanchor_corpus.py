@@ -28,7 +28,10 @@ lines while keeping at least MIN_KEPT of them (a review round, not a rewrite); t
 pair (from the revision a third into its history to the last: several review rounds at once,
 which is where templated look-alikes replace rewritten passages), PAIRS_PER_REPO pairs a
 repository. Only files in
-design-document folders (``text/``, ``design/``, ``keps/``, ``proposals/``, ``rfcs/``) count.
+design-document folders (``text/``, ``design/``, ``keps/``, ``proposals/``, ``rfcs/``) count, and
+python/peps's Standards Track PEPs (``pep-NNNN.txt``/``peps/pep-NNNN.rst``, see ``_design_file``).
+Generated look-alike pairs (bench/reanchor_lookalikes.py; manifest key ``generated``) are
+written by ``build`` too, with the generator's own ground truth.
 
 Annotations (``annotations_place``, seeded by the pair): on the old revision's prose only
 (fenced code, HTML comments and tables skipped), a mix of whole sentences, word-aligned phrases

@@ -209,8 +209,8 @@ def pair_generate(seed: int) -> Generated:
     section = rng.choice(new_sections)
     bullets = [i for i, (_, line) in enumerate(section) if line.startswith("- The ")]
     reordered = [section[i] for i in bullets][::-1]
-    for i, line in zip(bullets, reordered, strict=True):
-        section[i] = line
+    for i, entry in zip(bullets, reordered, strict=True):
+        section[i] = entry
     # a "Drawbacks" paragraph rewritten with another component's words
     section = rng.choice(new_sections)
     for i, (_, line) in enumerate(section):

@@ -51,7 +51,7 @@ UNIT_RUN = 16  # ...or at least this long and reaching the edge of its paragraph
 # this many characters of the landing's (issue #36: templated sections look alike up to a name).
 # Corpus: 16 orphans 36 more present passages (rust-lang/rfcs 22) for 2 fewer wrong generated
 # landings; 0 (a twin exactly as well placed) is what is kept.
-TWIN_MARGIN = 0
+TWIN_MARGIN = 12
 # A fuzzy landing is orphaned when the longest run it shares with the quote is this share of the
 # quote, recurs in the new text, and the span around another copy is as similar to the quote
 # within the margin (issue #36: a deleted section's twin section written in its place).
@@ -65,6 +65,10 @@ MAX_TWINS = 24
 DISTINCTIVE_CHARS = 40
 # Step 3
 FUZZY_MIN_CHARS = 6  # below this a fuzzy match means nothing
+# A fuzzy landing keeps at least this share of the quote's length (issue #36: a sentence cut to
+# its first half, "No inconsistent state is reached when PodGroups rapidly come and go.",
+# scored 0.67 on what was left; whether that is still the passage is a guess: orphaned).
+FUZZY_MIN_LENGTH_SHARE = 0.6
 FUZZY_QUOTE_MIN = 0.6  # a reworded sentence keeps ~0.6-0.9; corpus: 0.5 changes nothing
 PINNED_CONTEXT = 0.9  # both sides this similar: the span between them is the passage...
 PINNED_QUOTE_MIN = 0.5  # ...even if it was reworded this much (corpus: 0.4 changes nothing)

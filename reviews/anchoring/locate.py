@@ -21,6 +21,7 @@ from .base import (
     FAR_QUOTE_MIN,
     FOREIGN_MAX,
     FUZZY_MIN_CHARS,
+    FUZZY_MIN_LENGTH_SHARE,
     FUZZY_QUOTE_MIN,
     LONE_QUOTE_MIN,
     MATCHER,
@@ -432,6 +433,11 @@ class _Locator:
         if len(hits) != 1:
             return None
         start, end = new.raw_span(hits[0], hits[0] + len(self.quote))
+        if self._is_foreign(start, end):
+            # mostly text the diff keeps from another old passage, edited into the quote's
+            # words (issue #36: a twin section's "Drawbacks" rewritten with the deleted
+            # section's component name): that passage, not this one moved
+            return None
         return self._verbatim(start, end)
 
     # ---- step 3: fuzzy search
@@ -514,6 +520,10 @@ class _Locator:
         raw_start, raw_end = folded.raw_span(start, end)
         if self._is_foreign(raw_start, raw_end):
             return None
+        if end - start < FUZZY_MIN_LENGTH_SHARE * len(self.quote):
+            return None  # most of the passage went: what is left is not it (issue #36)
+        if self._other_old_passage(start, end):
+            return None
         similarity = text_similarity(self.quote, folded.text[start:end])
         if self._near(raw_start, raw_end):
             sides = self._sides(start, end)
@@ -538,6 +548,22 @@ class _Locator:
             + 0.25 * self._proximity(raw_start, raw_end)
             + self._heading_bonus(raw_start)
         )
+
+    def _other_old_passage(self, start: int, end: int) -> bool:
+        """Whether a fuzzy candidate (folded span) is, word for word, text the old revision
+        had elsewhere: then it is that passage, kept (the diff may still pair it with the quote
+        when the quote's own line was rewritten next to it), not the quote reworded. Issue
+        #36: "retries after 8 seconds" rewritten in place landed on the next bullet's
+        "retries after 3 seconds", which the old revision already had."""
+        if self.own is None:
+            return False
+        old = self.revision.folded_old
+        candidate = self.revision.folded_new.text[start:end]
+        own_start, own_end = old.at(self.own[0]), old.at(self.own[1])
+        for pos in find_all(old.text, candidate, MAX_OCCURRENCES):
+            if not (pos < own_end and own_start < pos + len(candidate)):
+                return True
+        return False
 
     def _lone(self, similarity: float, start: int) -> bool:
         """Context lost on both sides (a reordered list), yet nothing else resembles the
