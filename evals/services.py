@@ -165,9 +165,10 @@ def _row_graders(raw: object, where: str) -> tuple[dict[str, Any], ...]:
 def _row_threshold(raw: object, where: str) -> float | None:
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1_000:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1:
+        # a threshold on the weighted score, which is from 0 to 1
         raise EvalInvalid(
-            f"{where}.threshold must be a number from 0 to 1,000.", field=f"{where}.threshold"
+            f"{where}.threshold must be a number from 0 to 1.", field=f"{where}.threshold"
         )
     return float(raw)
 
