@@ -394,3 +394,22 @@ def test_the_table_editor_keeps_the_rows_own_graders(owner, prompt):
     assert saved["rows"][0]["variables"]["design"].endswith("(edited)")
     assert [r["graders"] for r in saved["rows"]] == [r["graders"] for r in made.json()["rows"]]
     assert saved["rows"][1]["threshold"] == 0.6
+
+
+def test_a_new_test_set_from_the_prompt_page_takes_a_promptfoo_config(owner, prompt):
+    from django.test import Client
+
+    page = Client()
+    page.force_login(owner)
+    response = page.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {
+            "action": "testset",
+            "name": "from promptfoo",
+            "file": SimpleUploadedFile("promptfooconfig.yaml", EXAMPLE.read_bytes()),
+        },
+    )
+    assert response.status_code == 302
+    rows = list(TestCase.objects.filter(revision__testset__name="from promptfoo"))
+    assert [len(r.graders) for r in rows] == [5, 5, 4, 5]
+    assert rows[1].threshold == 0.6
