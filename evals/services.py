@@ -44,7 +44,14 @@ from playground.content import PLACEHOLDER, VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.selectors import run_timings
-from playground.runs.services import run_cancel, run_create, run_execute, run_variables_resolve
+from playground.runs.services import (
+    run_cancel,
+    run_claim,
+    run_create,
+    run_execute,
+    run_execute_claimed,
+    run_variables_resolve,
+)
 from playground.selectors import version_content
 
 from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
@@ -167,9 +174,10 @@ def _row_graders(raw: object, where: str) -> tuple[dict[str, Any], ...]:
 def _row_threshold(raw: object, where: str) -> float | None:
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1_000:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1:
+        # a threshold on the weighted score, which is from 0 to 1
         raise EvalInvalid(
-            f"{where}.threshold must be a number from 0 to 1,000.", field=f"{where}.threshold"
+            f"{where}.threshold must be a number from 0 to 1.", field=f"{where}.threshold"
         )
     return float(raw)
 
@@ -1010,6 +1018,7 @@ def cell_execute(*, cell_id: int) -> str:
         # A queued cell has no run yet: the run is created first and the claim sets it, so a
         # claim that fails (taken, or the provider at its cap) rolls the run back with it.
         with transaction.atomic():
+            claimed = False
             if cell.status == CellStatus.QUEUED:
                 run_id = _run_new(cell)
                 if not _cell_claim(cell, run_id=run_id):
@@ -1018,6 +1027,8 @@ def cell_execute(*, cell_id: int) -> str:
                     Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
                         status=Status.RUNNING
                     )
+                # The run is claimed (queued → running) with the cell: one commit, not two.
+                claimed = run_claim(run_id=run_id)
             else:
                 run_id = _cell_run(cell)
     except _NotClaimed:
@@ -1026,7 +1037,10 @@ def cell_execute(*, cell_id: int) -> str:
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
-    run_execute(run_id=run_id)
+    if claimed:
+        run_execute_claimed(run_id=run_id)
+    else:
+        run_execute(run_id=run_id)
     return cell_grade(cell_id=cell.pk)
 
 

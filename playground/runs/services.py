@@ -223,6 +223,13 @@ def _claim(run_id: int) -> bool:
     )
 
 
+def run_claim(*, run_id: int) -> bool:
+    """Claim a queued run for the caller, who then executes it with `run_execute_claimed`
+    (an evaluation cell claims its run in the transaction that claims the cell: one commit
+    fewer a cell). False when someone else has it or it is finished."""
+    return _claim(run_id)
+
+
 class _Writer:
     """Buffers streamed text and appends it to the row at most every RUN_FLUSH_INTERVAL_MS
     (the first text at once, for time to first token). Each write sends only the new piece
@@ -353,6 +360,8 @@ def run_execute_claimed(*, run_id: int) -> str:
     """Stream the provider's reply into a run this caller has just claimed (queued → running
     by `_claim` or `fair.run_claim_next`), and finish it. Returns the final status."""
     run = Run.objects.get(pk=run_id)
+    if run.status != Status.RUNNING:
+        return run.status  # cancelled between its claim and its call: the call is not sent
     writer = _Writer(run_id)
     tools: list[dict[str, Any]] = []
     try:

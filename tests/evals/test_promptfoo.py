@@ -355,3 +355,61 @@ def test_a_viewer_cannot_import(owner, prompt):
     assert response.status_code == 403
     outsider = _upload(api_client_for(make_user("outsider")), prompt, EXAMPLE.read_bytes())
     assert outsider.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ({"graders": [{"type": "nope"}]}, "rows.0.graders.0.type"),
+        ({"graders": [{"type": "contains-any", "values": []}]}, "rows.0.graders.0.values"),
+        ({"threshold": 1.5}, "rows.0.threshold"),
+        ({"graders": "contains"}, "rows.0.graders"),
+    ],
+)
+def test_a_rows_bad_graders_or_threshold_are_a_400_naming_them(owner, prompt, row, field):
+    client = api_client_for(owner)
+    body = {"name": "t", "rows": [{"variables": {"design": "d"}, **row}]}
+    response = client.post(f"/api/v1/prompts/{prompt.pk}/testsets/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == field
+
+
+def test_the_table_editor_keeps_the_rows_own_graders(owner, prompt):
+    from django.test import Client
+
+    client = api_client_for(owner)
+    made = _upload(client, prompt, EXAMPLE.read_bytes())
+    testset = made.json()["id"]
+    page = Client()
+    page.force_login(owner)
+    form = {"action": "save", "rows": "4", "col": "design", "message": "edit one"}
+    for i, row in enumerate(made.json()["rows"]):
+        form[f"var-{i}-0"] = row["variables"]["design"] + (" (edited)" if i == 0 else "")
+        form[f"expected-{i}"] = row["expected"]
+        form[f"note-{i}"] = row["note"]
+    response = page.post(f"/evals/testsets/{testset}/", form)
+    assert response.status_code == 302
+    saved = client.get(f"/api/v1/testsets/{testset}/").json()
+    assert saved["revision"] == 2
+    assert saved["rows"][0]["variables"]["design"].endswith("(edited)")
+    assert [r["graders"] for r in saved["rows"]] == [r["graders"] for r in made.json()["rows"]]
+    assert saved["rows"][1]["threshold"] == 0.6
+
+
+def test_a_new_test_set_from_the_prompt_page_takes_a_promptfoo_config(owner, prompt):
+    from django.test import Client
+
+    page = Client()
+    page.force_login(owner)
+    response = page.post(
+        f"/evals/prompt/{prompt.pk}/",
+        {
+            "action": "testset",
+            "name": "from promptfoo",
+            "file": SimpleUploadedFile("promptfooconfig.yaml", EXAMPLE.read_bytes()),
+        },
+    )
+    assert response.status_code == 302
+    rows = list(TestCase.objects.filter(revision__testset__name="from promptfoo"))
+    assert [len(r.graders) for r in rows] == [5, 5, 4, 5]
+    assert rows[1].threshold == 0.6
