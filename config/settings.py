@@ -192,6 +192,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ShareAccessEnum": "playground.models.ShareLink.Access",
         "SourceEnum": "questionbank.models.Source",
+        "WebhookEventEnum": "webhooks.models.Event",
+        "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
+        "StatusEnum": "playground.models.Run.Status",
     },
 }
 
