@@ -200,6 +200,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ShareAccessEnum": "playground.models.ShareLink.Access",
         "SourceEnum": "questionbank.models.Source",
+        "WebhookEventEnum": "webhooks.models.Event",
+        "DeliveryStatusEnum": "webhooks.models.Delivery.Status",
+        "StatusEnum": "playground.models.Run.Status",
     },
 }
 
@@ -637,7 +640,9 @@ WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 # Waits between attempts: this, doubling (30 s, 1 min, 2 min, 4 min, 8 min).
 WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0)
 WEBHOOK_TASK_QUEUE = os.environ.get("WEBHOOK_TASK_QUEUE", "celery")
-# Without a broker: "thread" sends on a daemon thread of the web process, "inline" in the caller.
+# Without a broker: "thread" sends on a pool of WEBHOOK_EAGER_THREADS threads of the web process,
+# "inline" in the caller.
 WEBHOOK_EAGER_MODE = os.environ.get("WEBHOOK_EAGER_MODE", "thread")
+WEBHOOK_EAGER_THREADS = env_int("WEBHOOK_EAGER_THREADS", 4)
 # Secrets are derived from this (default: SECRET_KEY); changing it changes every secret.
 WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")

@@ -15,7 +15,7 @@ from common.auth import request_actor
 from common.fields import StrictSerializer
 from playground.models import Role
 
-from .models import URL_MAX_CHARS, Event, Webhook
+from .models import URL_MAX_CHARS, Delivery, Event, Webhook
 from .selectors import (
     DeliveryRow,
     delivery_get_for_user,
@@ -65,7 +65,7 @@ class DeliverySerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     webhook = serializers.IntegerField()
     event = serializers.ChoiceField(choices=Event.choices)
-    status = serializers.ChoiceField(choices=["pending", "succeeded", "failed"])
+    status = serializers.ChoiceField(choices=Delivery.Status.choices)
     attempts = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -18,6 +18,7 @@ from playground.models import Role
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content, make_prompt
 from tests.webhooks.receiver import receiver_running, wait_until
+from webhooks.dispatch import eager_drain
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,11 +33,9 @@ def hooks(settings):
     with receiver_running() as receiver:
         yield receiver
         receiver.release.set()
-        # Sender threads finish their last write (and close their connection) before the
-        # test database goes.
-        for thread in threading.enumerate():
-            if thread.name.startswith("redline-webhook-"):
-                thread.join(timeout=30)
+        # The sender finishes its last write (and closes its connection) before the test
+        # database goes.
+        assert eager_drain(timeout=60)
 
 
 @pytest.fixture
@@ -312,7 +311,7 @@ def test_on_a_real_celery_worker_a_500_is_retried_by_the_task(hooks, owner, prom
     assert first.body == second.body and _verified(created["secret"], second)
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("succeeded", 2)
-    assert not [t for t in threading.enumerate() if t.name.startswith("redline-webhook-")]
+    assert eager_drain(timeout=0)  # the web process sent nothing itself
 
 
 def test_a_finished_evaluation_is_announced_once_with_its_summary(hooks, owner, settings):
