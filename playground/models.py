@@ -306,8 +306,9 @@ class Upload(models.Model):
 
     Created with its declared size and SHA-256; the object lives under `object_key`, a key the
     server chose. An upload is used at most once (`used_at`, set by a conditional update), by
-    its owner only, before `expires_at`; the save that uses it checks the bytes itself and
-    deletes the object whatever the outcome. Uploads are deleted once expired
+    its owner only, before `expires_at`; the save that uses it checks the bytes itself, marks
+    it used inside its own transaction and deletes the object once that commits, so a save that
+    fails or is killed leaves the upload usable (issue #31). Uploads are deleted once expired
     (`playground.uploads_expire`).
     """
 

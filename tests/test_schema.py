@@ -70,7 +70,8 @@ def test_typed_clients_get_arrays_bounds_and_every_status_an_operation_answers()
         assert prop["type"] == "array" and "maxItems" in prop, (component, field, prop)
     assert schemas["Evaluation"]["properties"]["graders"]["items"]["required"] == ["type"]
     row = schemas["TestSetListCreateApiInputRequest"]["properties"]["rows"]["items"]
-    assert set(row["properties"]) == {"variables", "expected", "note"}
+    assert set(row["properties"]) == {"variables", "expected", "note", "graders", "threshold"}
+    assert row["properties"]["graders"]["type"] == "array"  # a promptfoo test's own assertions
     assert schemas["EvaluationListCreateApiInputRequest"]["properties"]["versions"]["items"] == {
         "type": "integer",
         "minimum": 1,

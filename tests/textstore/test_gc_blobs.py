@@ -90,8 +90,13 @@ def test_gc_removes_the_text_of_a_save_that_failed_after_naming_an_upload(small_
     # within the grace period it is a save that may still be in flight: kept
     assert "0 orphan blobs" in _gc("--delete")
     assert Blob.objects.filter(sha256=sha).exists()
-    # past it: verify counts it, the dry run lists it, --delete removes row and object
+    # the failed save left the upload usable (issue #31), so its text is still referenced
+    assert Upload.objects.get(pk=upload_id).used_at is None
     Blob.objects.filter(sha256=sha).update(created_at=timezone.now() - timedelta(days=2))
+    assert "0 orphan blobs" in _gc("--delete")
+    # once the upload expired unused: verify counts it, the dry run lists it, --delete removes
+    # row and object
+    Upload.objects.filter(pk=upload_id).update(expires_at=timezone.now() - timedelta(hours=1))
     out = StringIO()
     call_command("textstore_verify", stdout=out)
     assert f"UNREFERENCED {sha}" in out.getvalue()
@@ -256,6 +261,9 @@ def test_gc_removes_the_text_of_a_save_killed_mid_way(small_inline, settings, tm
     key = Blob.objects.get(sha256=sha).object_key
     Blob.objects.filter(sha256=sha).update(created_at=timezone.now() - timedelta(hours=25))
     assert django_settings.TEXTSTORE_GC_GRACE == 24 * 3600
+    # the killed save left its upload usable (issue #31): the text goes once the upload expired
+    assert "deleted 0 orphan blobs" in _gc("--delete")
+    Upload.objects.filter(pk=upload_id).update(expires_at=timezone.now() - timedelta(hours=1))
     assert "deleted 1 orphan blobs" in _gc("--delete")
     assert not Blob.objects.filter(sha256=sha).exists()
     assert key not in _blob_objects()
