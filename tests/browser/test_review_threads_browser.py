@@ -1,6 +1,6 @@
 """Review threads in real Chromium (issue #15): the reviewer submits requesting changes; the
-author replies in the thread, saves a revision, opens the revision diff and sees the moved and
-orphaned annotations marked; the reviewer finds the reply in the inbox (nav badge + page)."""
+author replies in the thread, saves a revision, opens the revision diff and sees the orphaned
+annotation marked (the untouched one left plain); the reviewer finds the reply in the inbox (nav badge + page)."""
 
 import pytest
 
@@ -76,28 +76,23 @@ def test_request_changes_reply_revise_diff_and_inbox(new_page, artifacts_dir):
     statuses = dict(
         AnnotationAnchor.objects.filter(revision__number=2).values_list("annotation_id", "status")
     )
-    assert statuses == {kv.pk: "moved", router.pk: "orphaned"}
+    # The KV passage is untouched, only shifted by the new summary: still exact (issue #36).
+    assert statuses == {kv.pk: "exact", router.pk: "orphaned"}
 
-    # 5. The revision diff: the moved annotation is marked where it is now, the orphan where
-    # its passage was.
+    # 5. The revision diff: the orphan is marked where its passage was; the untouched KV
+    # passage is left plain.
     author.get_by_role("link", name="Compare r1 → r2").click()
     author.wait_for_selector(".rdiff")
-    # The moved one rides along in an unchanged paragraph: folded, and the fold says so.
-    kv_fold = author.locator("details.rdiff-fold", has=author.locator(f'[data-ann-id="{kv.pk}"]'))
-    assert "1 moved annotation" in kv_fold.locator("summary").inner_text()
-    assert not author.locator(f'.rdiff-annotation[data-ann-id="{kv.pk}"]').is_visible()
-    kv_fold.locator("summary").click()
-    moved = author.locator(f'.rdiff-annotation[data-ann-id="{kv.pk}"]')
+    assert author.locator(f'.rdiff-annotation[data-ann-id="{kv.pk}"]').count() == 0
     orphaned = author.locator(f'.rdiff-annotation[data-ann-id="{router.pk}"]')
-    assert moved.get_attribute("data-status") == "moved" and moved.is_visible()
     assert orphaned.get_attribute("data-status") == "orphaned" and orphaned.is_visible()
     assert "Who rotates the TLS keys?" in orphaned.inner_text()
-    assert author.locator("#moved-count").inner_text() == "1 annotation moved"
+    assert author.locator("#moved-count").inner_text() == "0 annotations moved"
     assert author.locator("#orphaned-count").inner_text() == "1 orphaned"
     # The orphan sits on the removed paragraph, its passage highlighted there.
     removed = author.locator(".rdiff-delete .rdiff-mark-orphaned").first
     assert ROUTER in removed.inner_text()
-    assert author.locator(".rdiff-mark", has_text=KV).count() == 1
+    assert author.locator(".rdiff-mark", has_text=KV).count() == 0
     # Other unchanged paragraphs stay folded until asked for.
     fold = author.locator("details.rdiff-fold").first
     assert not fold.locator(".rdiff-row").first.is_visible()

@@ -325,7 +325,7 @@ def test_revision_diff_marks_moved_and_orphaned_annotations(doc, review, author,
     assert ops[:2] == ["insert", "insert"]  # the new heading and summary paragraph
     by_id = {m["annotation"]: m for m in diff["annotations"]}
     assert hidden.pk not in by_id  # someone else's draft
-    assert by_id[kv.pk]["status"] == "moved"
+    assert by_id[kv.pk]["status"] == "exact"  # untouched, shifted by the new heading
     assert by_id[kv.pk]["side"] == "new"
     assert by_id[router.pk]["status"] == "orphaned"
     assert by_id[router.pk]["side"] == "old"
