@@ -410,6 +410,11 @@ def test_a_new_test_set_from_the_prompt_page_takes_a_promptfoo_config(owner, pro
         },
     )
     assert response.status_code == 302
-    rows = list(TestCase.objects.filter(revision__testset__name="from promptfoo"))
+    rows = [
+        case.content
+        for case in TestCase.objects.filter(revision__testset__name="from promptfoo")
+        .select_related("content")
+        .order_by("position")
+    ]
     assert [len(r.graders) for r in rows] == [5, 5, 4, 5]
     assert rows[1].threshold == 0.6
