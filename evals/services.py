@@ -902,8 +902,9 @@ UPDATE evals_evaluation SET
     finished_at = CASE WHEN cells_done >= cells_total - 1 AND status IN ('queued', 'running')
         THEN %s ELSE finished_at END
 WHERE id IN (SELECT evaluation_id FROM moved)
-RETURNING id
+RETURNING id, prompt_id, status = 'done' AND cells_done = cells_total
 """
+_CLOSE_FIELDS = (None, None, None)
 _CLOSE_COLUMNS = ("status", "finished_at", "grades", "passed", "score", "error")
 
 
@@ -945,10 +946,14 @@ def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any)
             f"{name} = %s::jsonb" if name == "grades" else f"{name} = %s" for name in names
         )
         params = [json.dumps(values[n]) if n == "grades" else values[n] for n in names]
-        return (
-            row_fetch(_CLOSE_SQL.format(columns=columns), [*params, cell_id, now], (None,))
-            is not None
-        )
+        row = row_fetch(_CLOSE_SQL.format(columns=columns), [*params, cell_id, now], _CLOSE_FIELDS)
+        if row is None:
+            return False
+        # Only the statement that brought the count to the total sees done == total (the row is
+        # locked by the update), so the evaluation's listeners hear of it once, as below.
+        if row[2]:
+            _finished_announce(evaluation_id, row[1], Status.DONE)
+        return True
     with transaction.atomic():
         moved = EvalCell.objects.filter(
             pk=cell_id, status__in=(CellStatus.QUEUED, CellStatus.RUNNING)

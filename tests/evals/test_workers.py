@@ -237,7 +237,7 @@ def test_a_poisoned_cell_ends_error_at_its_time_limit_and_the_worker_goes_on(
             _wait(lambda: _ended([evaluations[0]]), "the first evaluation's cell to end")
             poisoned = _start(owner, 1, graders=[{"type": "regex", "pattern": r"^(\w|\w\w)*$"}])
             evaluations += [poisoned, _start(owner, 1)]
-            _wait(lambda: _ended(evaluations), "every evaluation's cell to end")
+            _wait(lambda: _ended(evaluations), "every evaluation's cell to end", timeout=180)
             with app.connection_for_read() as connection:
                 waiting = connection.default_channel.client.llen(queue)
             active = app.control.inspect(destination=[worker.name], timeout=2).active() or {}
