@@ -8,8 +8,13 @@ from typing import Any
 import pytest
 
 from tests.browser.test_review_desk_phone_browser import WIDTHS, context_page, login, sideways
+from tests.conftest import ARTIFACTS
 from tests.factories import make_user
 from tests.playground.factories import make_prompt, save
+
+# Screenshots to look at after a run (var/test-artifacts/, like the other browser tests).
+SHOTS = ARTIFACTS / "flows-round-three-b"
+SHOTS.mkdir(parents=True, exist_ok=True)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,7 +67,7 @@ def test_the_diff_of_an_attached_20_mb_text_is_small_true_and_says_it_is_cut(
         first_row = page.locator(".diff-row").first
         assert note.bounding_box()["y"] < first_row.bounding_box()["y"]
         page.screenshot(path=artifacts_dir / f"diff-20mb-{width}.png")
-        page.screenshot(path=f"/tmp/shots-h5/diff-20mb-{width}.png")
+        page.screenshot(path=SHOTS / f"diff-20mb-{width}.png")
         # Its links exist and work: the newer text downloads whole; the older one too; the
         # version pages open.
         links = {a.inner_text(): a.get_attribute("href") for a in note.locator("a").all()}
@@ -122,7 +127,7 @@ def test_estimator_plots_are_one_chart_per_svg_with_readable_text(
         scroll = sideways(page)
         assert scroll["scroll"] <= scroll["inner"], scroll
         plot.screenshot(path=artifacts_dir / f"plots-{slug}-{width}.png")
-        plot.screenshot(path=f"/tmp/shots-h5/plots-{slug}-{width}.png")
+        plot.screenshot(path=SHOTS / f"plots-{slug}-{width}.png")
     finally:
         context.close()
 
@@ -175,7 +180,7 @@ def test_a_zero_pass_chip_is_not_green_and_the_tree_keeps_its_time(
                 const c = getComputedStyle(probe).color; probe.remove(); return c; }"""
         )
         assert colours[1] != green
-        page.locator("#version-tree").screenshot(path=f"/tmp/shots-h5/tree-chip-{width}.png")
+        page.locator("#version-tree").screenshot(path=SHOTS / f"tree-chip-{width}.png")
         page.locator("#version-tree").screenshot(path=artifacts_dir / f"tree-chip-{width}.png")
         # Every row's time is whole inside its row (not clipped by the badge and labels).
         for row in page.locator("#version-tree .tree-row").all():
@@ -225,7 +230,7 @@ def test_the_smaller_stumbles_at_both_widths(browser, live_server, artifacts_dir
         reason = anonymous.locator(".login-reason")
         assert "only for people with a Redline account" in reason.inner_text()
         assert reason.bounding_box()["y"] < viewport["height"]
-        anonymous.screenshot(path=f"/tmp/shots-h5/login-reason-{width}.png")
+        anonymous.screenshot(path=SHOTS / f"login-reason-{width}.png")
         anonymous.screenshot(path=artifacts_dir / f"login-reason-{width}.png")
 
         login(page, "ada")
@@ -236,7 +241,7 @@ def test_the_smaller_stumbles_at_both_widths(browser, live_server, artifacts_dir
         if toggle.is_visible():
             toggle.click()  # folded behind "Menu" on a phone
         assert page.get_by_role("button", name="Log out").is_visible()
-        page.screenshot(path=f"/tmp/shots-h5/revoked-{width}.png")
+        page.screenshot(path=SHOTS / f"revoked-{width}.png")
 
         page.goto(f"/playground/runs/{run.pk}/")
         summary = page.locator("#run-request summary")
@@ -245,7 +250,7 @@ def test_the_smaller_stumbles_at_both_widths(browser, live_server, artifacts_dir
         body = page.locator(".run-request-json")
         assert "Review a cache briefly." in body.inner_text()
         assert '"model": "echo-1"' in body.inner_text()
-        page.locator("#run-request").screenshot(path=f"/tmp/shots-h5/run-request-{width}.png")
+        page.locator("#run-request").screenshot(path=SHOTS / f"run-request-{width}.png")
         scroll = sideways(page)
         assert scroll["scroll"] <= scroll["inner"], scroll
 
@@ -257,7 +262,7 @@ def test_the_smaller_stumbles_at_both_widths(browser, live_server, artifacts_dir
         assert "last valid inputs" in alert.inner_text()
         assert page.locator(".estimate-figures").is_visible()
         assert page.locator(".estimate-plot svg").count() == 4
-        page.locator(".estimator").screenshot(path=f"/tmp/shots-h5/estimator-error-{width}.png")
+        page.locator(".estimator").screenshot(path=SHOTS / f"estimator-error-{width}.png")
     finally:
         context.close()
         anonymous_context.close()
