@@ -1,6 +1,7 @@
 """Process helpers shared by the benchmarks that drive a real server: a free loopback port,
 migrating and seeding through `manage.py`/a Django script in a subprocess, and gunicorn."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -10,6 +11,23 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
+# The caller's own service URLs, never passed on to a bench's servers.
+_SERVICE_VARS = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "REDIS_URL")
+
+
+def services_env(*, data_dir: Path, db: str, broker: str, **settings: str) -> dict[str, str]:
+    """This process's environment for a bench's servers and workers: its own database, broker
+    (also the cache) and data folder instead of the caller's, plus `settings`."""
+    env = {k: v for k, v in os.environ.items() if k not in _SERVICE_VARS}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        REDLINE_DATA_DIR=str(data_dir),
+        DATABASE_URL=db,
+        CELERY_BROKER_URL=broker,
+        REDIS_URL=broker,
+        **settings,
+    )
+    return env
 
 
 def free_port() -> int:

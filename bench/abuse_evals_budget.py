@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import ensure_database, migrate  # noqa: E402
+from bench._servers import ensure_database, migrate, services_env  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_budget"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/12"
@@ -205,17 +205,10 @@ def main() -> None:
     broker = os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS)
     ensure_database(db)
     data_dir = Path(tempfile.mkdtemp(prefix="redline-bench-budget-"))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "REDIS_URL")
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        REDLINE_DATA_DIR=str(data_dir),
-        DATABASE_URL=db,
-        CELERY_BROKER_URL=broker,
-        REDIS_URL=broker,
+    env = services_env(
+        data_dir=data_dir,
+        db=db,
+        broker=broker,
         RUN_ECHO_DELAY_MS="0",
         EVALS_ACTIVE_PER_USER="100",
         EVAL_CELL_TIME_LIMIT_GRACE=str(GRACE),

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import asgi_server, django_script, free_port, migrate  # noqa: E402
+from bench._servers import asgi_server, django_script, free_port, migrate, services_env  # noqa: E402
 from bench.abuse_queue import _request, timed_run  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
@@ -107,17 +107,10 @@ def hung_workers(env: dict[str, str], name: str) -> int:
 def scenario(name: str, rows: int, repeat: int, db: str, broker: str) -> dict[str, float]:
     data_dir = Path(tempfile.mkdtemp(prefix=f"redline-bench-evals-{name}-"))
     queue = f"abuse-evals-{uuid.uuid4().hex[:8]}"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "REDIS_URL")
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        REDLINE_DATA_DIR=str(data_dir),
-        DATABASE_URL=db,
-        CELERY_BROKER_URL=broker,
-        REDIS_URL=broker,
+    env = services_env(
+        data_dir=data_dir,
+        db=db,
+        broker=broker,
         RUN_TASK_QUEUE=queue,
         EVAL_TASK_QUEUE=queue,
         RUN_ECHO_DELAY_MS="25",

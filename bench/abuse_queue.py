@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import asgi_server, django_script, free_port, migrate  # noqa: E402
+from bench._servers import asgi_server, django_script, free_port, migrate, services_env  # noqa: E402
 from bench.api_throughput import ensure_database  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/redline_abuse_bench"
@@ -155,17 +155,10 @@ def flood(port: int, account: dict[str, str], count: int) -> tuple[list[int], in
 def scenario(name: str, flood_count: int, db: str, broker: str) -> dict[str, float]:
     data_dir = Path(tempfile.mkdtemp(prefix=f"redline-bench-abuse-{name}-"))
     queue = f"abuse-{uuid.uuid4().hex[:8]}"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "REDIS_URL")
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        REDLINE_DATA_DIR=str(data_dir),
-        DATABASE_URL=db,
-        CELERY_BROKER_URL=broker,
-        REDIS_URL=broker,
+    env = services_env(
+        data_dir=data_dir,
+        db=db,
+        broker=broker,
         RUN_TASK_QUEUE=queue,
         RUN_ECHO_DELAY_MS=ECHO_DELAY_MS,
         LOG_LEVEL="WARNING",
