@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "reviews",
     "evals",
     "critique",
+    "changes",
     "webhooks",
 ]
 
@@ -629,6 +630,17 @@ PLAYGROUND_EXPORT_INLINE_MAX_CHARS = env_int("PLAYGROUND_EXPORT_INLINE_MAX_CHARS
 # --- critique (docs/critique.md) ---
 # The offline `fixture` provider streams a recorded reply in pieces this far apart (0: at once).
 RUN_FIXTURE_DELAY_MS = env_int("RUN_FIXTURE_DELAY_MS", 15)
+
+# --- change requests (docs/design.md, Prompt change review) ---
+# @mentions in a request's threads are mailed through Django's email backend: the console by
+# default (development); set EMAIL_BACKEND and EMAIL_HOST… to send for real.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "redline@localhost")
+# Reviewers a request may name, and @mentions one reply may notify.
+CHANGE_REVIEWERS_MAX = env_int("CHANGE_REVIEWERS_MAX", 20)
+CHANGE_MENTIONS_MAX = env_int("CHANGE_MENTIONS_MAX", 10)
 
 # Webhooks (docs/operations.md, Webhooks): signed POSTs to an owner's URL per prompt.
 WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 20)

@@ -14,6 +14,7 @@ api_v1 = [
     path("", include("reviews.api_urls")),
     path("", include("evals.api_urls")),
     path("", include("critique.api_urls")),
+    path("", include("changes.api_urls")),
     path("", include("webhooks.api_urls")),
 ]
 
@@ -27,6 +28,7 @@ urlpatterns = [
     path("reviews/", include("reviews.urls")),
     path("evals/", include("evals.urls")),
     path("critique/", include("critique.urls")),
+    path("changes/", include("changes.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("s/resume", playground_public.shared_resume_view, name="shared-resume"),
     path("s/<str:token>", playground_public.shared_view, name="shared-page"),

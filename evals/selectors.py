@@ -560,3 +560,60 @@ def evaluation_wait(*, evaluation: Evaluation, timeout: float, poll: float = 0.2
         if time.monotonic() > deadline:
             return False
         time.sleep(poll)
+
+
+@dataclass(frozen=True)
+class VersionEvaluation:
+    """One finished evaluation's column for a version: what a change request's gate reads."""
+
+    evaluation_id: int
+    testset_id: int
+    testset_name: str
+    graders: list[dict[str, Any]]
+    passed: int
+    graded: int
+    finished_at: datetime | None
+
+    @property
+    def pass_rate(self) -> float | None:
+        return round(self.passed / self.graded, 4) if self.graded else None
+
+
+def evaluations_of_version(
+    *, prompt_id: int, version_id: int, testset_id: int | None = None, limit: int = 20
+) -> list[VersionEvaluation]:
+    """The newest finished (`done`) evaluations that ran `version_id`, optionally of one test
+    set, with the version's passed and graded cells in each (two queries)."""
+    evaluations = Evaluation.objects.filter(
+        prompt_id=prompt_id, status=Evaluation.Status.DONE, targets__version_id=version_id
+    )
+    if testset_id is not None:
+        evaluations = evaluations.filter(testset_revision__testset_id=testset_id)
+    rows = list(
+        evaluations.select_related("testset_revision__testset")
+        .distinct()
+        .order_by("-created_at", "-id")[:limit]
+    )
+    counts: dict[int, tuple[int, int]] = {
+        evaluation_id: (passed, graded)
+        for evaluation_id, passed, graded in EvalCell.objects.filter(
+            evaluation_id__in=[e.pk for e in rows],
+            status=EvalCell.Status.GRADED,
+            target__version_id=version_id,
+        )
+        .values_list("evaluation_id")
+        .annotate(passed=Count("pk", filter=Q(passed=True)), graded=Count("pk"))
+        .order_by()
+    }
+    return [
+        VersionEvaluation(
+            evaluation_id=e.pk,
+            testset_id=e.testset_revision.testset_id,
+            testset_name=e.testset_revision.testset.name,
+            graders=list(e.graders),
+            passed=counts.get(e.pk, (0, 0))[0],
+            graded=counts.get(e.pk, (0, 0))[1],
+            finished_at=e.finished_at,
+        )
+        for e in rows
+    ]

@@ -18,9 +18,14 @@ class LabelConflict(Conflict):
     """A label's compare-and-set lost: it no longer points where the caller expected (409)."""
 
 
+class LabelGated(Conflict):
+    """A gated label was moved directly: it moves only by merging a change request (409)."""
+
+
 __all__ = [
     "ContentInvalid",
     "LabelConflict",
+    "LabelGated",
     "NotFound",
     "PlaygroundError",
     "VersionImmutable",

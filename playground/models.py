@@ -16,6 +16,9 @@ LABEL_NAME_MAX_CHARS = 40
 IDEMPOTENCY_KEY_MAX_CHARS = 100
 # The provider's stop reason as reported ("end_turn", "length", …); longer ones are cut.
 STOP_REASON_MAX_CHARS = 40
+# What moved a label (`LabelMove.via`), and an owner's reason for overriding a gate.
+LABEL_MOVE_VIA_MAX_CHARS = 200
+OVERRIDE_REASON_MAX_CHARS = 2000
 
 
 class Prompt(models.Model):
@@ -100,6 +103,11 @@ class Label(models.Model):
     name = models.SlugField(max_length=LABEL_NAME_MAX_CHARS)
     version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="labels")
     protected = models.BooleanField(default=False, help_text="Only the owner may move it.")
+    gated = models.BooleanField(
+        default=False,
+        help_text="Moves only by a merged change request whose gate rules hold (set by the "
+        "`changes` app); a direct move is refused for every role unless the owner overrides.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -122,6 +130,14 @@ class LabelMove(WriteOnceModel):
     to_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="+")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     moved_at = models.DateTimeField(auto_now_add=True)
+    via = models.CharField(
+        max_length=LABEL_MOVE_VIA_MAX_CHARS,
+        blank=True,
+        help_text='What moved it, when not a direct move: "change request #12".',
+    )
+    override_reason = models.TextField(
+        blank=True, help_text="The owner's stated reason for moving a gated label directly."
+    )
 
     class Meta:
         ordering = ["-moved_at", "-id"]

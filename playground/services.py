@@ -30,9 +30,12 @@ from .content import (
     content_hash,
     content_validate,
 )
-from .exceptions import ContentInvalid, LabelConflict, NotFound
+from .exceptions import ContentInvalid, LabelConflict, LabelGated, NotFound
+from .gates import gate_describe
 from .models import (
+    LABEL_MOVE_VIA_MAX_CHARS,
     LABEL_NAME_MAX_CHARS,
+    OVERRIDE_REASON_MAX_CHARS,
     AccessGrant,
     AccessLogEntry,
     Label,
@@ -182,16 +185,28 @@ def _insert_version(
 
 
 def _label_cas(
-    *, actor: User, label: Label, expected_id: int | None, version: PromptVersion
+    *,
+    actor: User,
+    label: Label,
+    expected_id: int | None,
+    version: PromptVersion,
+    via: str = "",
+    override_reason: str = "",
 ) -> bool:
-    """Move `label` to `version` iff it still points at `expected_id`; log the move."""
+    """Move `label` to `version` iff it still points at `expected_id`; log the move (with what
+    moved it and an owner's override reason, when there is one)."""
     # A queryset update skips auto_now, so the move time is set here.
     moved = Label.objects.filter(pk=label.pk, version_id=expected_id).update(
         version=version, updated_at=timezone.now()
     )
     if moved:
         LabelMove.objects.create(
-            label=label, from_version_id=expected_id, to_version=version, actor=actor
+            label=label,
+            from_version_id=expected_id,
+            to_version=version,
+            actor=actor,
+            via=via,
+            override_reason=override_reason,
         )
     return bool(moved)
 
@@ -292,7 +307,8 @@ def prompt_version_create(
         message=message,
     )
     main_moved = False
-    if created and main is not None:
+    # A gated `main` moves only by a merged change request (docs/design.md), never by a save.
+    if created and main is not None and not main.gated:
         main_moved = _label_cas(actor=actor, label=main, expected_id=parent.pk, version=version)
     if created:
         logger.info(
@@ -362,11 +378,21 @@ def label_move(
     version: PromptVersion,
     expected: PromptVersion | None = None,
     expected_given: bool = False,
+    override: str = "",
+    via: str = "",
+    gate_cleared: bool = False,
 ) -> Label:
     """Point label `name` at `version`, creating it if new.
 
     With `expected_given`, it is a compare-and-set: the label must currently point at
-    `expected` (None = must not exist yet), else LabelConflict. Every move is logged.
+    `expected` (None = must not exist yet), else LabelConflict. Every move is logged, with
+    `via` (what moved it: "change request #12") and an override reason.
+
+    A gated label (docs/design.md, Prompt change review) moves only with `gate_cleared`,
+    which the service that checked its rules passes (`changes.services.change_merge`): any
+    other move is LabelGated (409) naming the rules, for every role, checked before the
+    protection. The owner alone may move it directly by giving an `override` reason, which the
+    log keeps.
     """
     if not isinstance(name, str) or not LABEL_NAME.match(name):
         raise ContentInvalid(
@@ -375,12 +401,32 @@ def label_move(
         )
     if version.prompt_id != prompt.pk:
         raise ContentInvalid("version: belongs to another prompt.", field="version")
+    if len(via) > LABEL_MOVE_VIA_MAX_CHARS:
+        raise ContentInvalid(f"via: at most {LABEL_MOVE_VIA_MAX_CHARS} characters.", field="via")
+    override = (override or "").strip()
+    if len(override) > OVERRIDE_REASON_MAX_CHARS:
+        raise ContentInvalid(
+            f"override: at most {OVERRIDE_REASON_MAX_CHARS} characters.", field="override"
+        )
     label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
     is_owner = actor.pk == prompt.owner_id
+    override_reason = ""
+    if label is not None and label.gated and not gate_cleared:
+        rules = gate_describe(label_id=label.pk)
+        if not override:
+            raise LabelGated(
+                f"Label {name!r} is gated: it moves only by merging a change request whose "
+                f"rules hold. {rules}".strip()
+            )
+        if not is_owner:
+            raise Forbidden(f"Only the owner can override the gate of label {name!r}.")
+        override_reason = override
     # A new label named like `production` starts protected; an existing one is protected only
     # while its flag is set (the owner may lift it).
     protected = label.protected if label is not None else name in Label.PROTECTED_NAMES
-    if not is_owner and protected:
+    # A merged change request whose rules hold moves a gated label for an editor too: the rules
+    # are the owner's say (docs/design.md, Prompt change review).
+    if not is_owner and protected and not gate_cleared:
         raise Forbidden(f"Only the owner can move the protected label {name!r}.")
     if label is None:
         if expected_given and expected is not None:
@@ -407,7 +453,14 @@ def label_move(
         expected_id = label.version_id
     if label.version_id == version.pk and expected_id == version.pk:
         return label  # already there: a replayed request is a no-op
-    if not _label_cas(actor=actor, label=label, expected_id=expected_id, version=version):
+    if not _label_cas(
+        actor=actor,
+        label=label,
+        expected_id=expected_id,
+        version=version,
+        via=via,
+        override_reason=override_reason,
+    ):
         label.refresh_from_db()
         last = label.moves.select_related("actor").first()
         who = (
@@ -420,7 +473,16 @@ def label_move(
             f"not the expected version{who}."
         )
     label.refresh_from_db()
-    logger.info("label.moved", extra={"prompt_id": prompt.pk, "label": name, "actor_id": actor.pk})
+    logger.info(
+        "label.moved",
+        extra={
+            "prompt_id": prompt.pk,
+            "label": name,
+            "actor_id": actor.pk,
+            "via": via,
+            "override": bool(override_reason),
+        },
+    )
     return label
 
 
@@ -432,12 +494,41 @@ def label_protect_set(*, actor: User, prompt: Prompt, name: str, protected: bool
     label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
     if label is None:
         raise NotFound(f"No label {name!r} on this prompt.")
+    if label.gated and not protected:
+        raise ContentInvalid(
+            f"protected: label {name!r} has gate rules; remove them before unprotecting it.",
+            field="protected",
+        )
     if label.protected != protected:
         Label.objects.filter(pk=label.pk).update(protected=protected)
         label.protected = protected
         logger.info(
             "label.protect_set",
             extra={"prompt_id": prompt.pk, "label": name, "protected": protected},
+        )
+    return label
+
+
+@transaction.atomic
+def label_gated_set(*, actor: User, prompt: Prompt, name: str, gated: bool) -> Label:
+    """Gate a label (it then moves only by a merged change request) or lift the gate. Owner
+    only; only a protected label can be gated. Called by the app that owns the rules
+    (`changes.services.gate_rules_set`); idempotent."""
+    if actor.pk != prompt.owner_id:
+        raise Forbidden("Only the owner can set a label's gate rules.")
+    label = Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
+    if label is None:
+        raise NotFound(f"No label {name!r} on this prompt.")
+    if gated and not label.protected:
+        raise ContentInvalid(
+            f"label: {name!r} is not protected; only a protected label takes gate rules.",
+            field="label",
+        )
+    if label.gated != gated:
+        Label.objects.filter(pk=label.pk).update(gated=gated)
+        label.gated = gated
+        logger.info(
+            "label.gated_set", extra={"prompt_id": prompt.pk, "label": name, "gated": gated}
         )
     return label
 

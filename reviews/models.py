@@ -32,7 +32,15 @@ class DesignDoc(models.Model):
 
     Visible to every signed-in account (it is a practice desk: anyone may review any doc); only
     the author adds revisions or edits the constraints.
+
+    A document of kind `change` is the reviewable text of a prompt change request (the
+    `changes` app owns it): the review desk's own selectors never return it, so its pages and
+    API answer 404 for it, and access to it is decided by `changes` through the prompt's.
     """
+
+    class Kind(models.TextChoices):
+        DESIGN = "design", "Design document"
+        CHANGE = "change", "Prompt change request"
 
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="design_docs"
@@ -53,6 +61,7 @@ class DesignDoc(models.Model):
     practice = models.BooleanField(
         default=False, help_text="A sample document shipped with Redline for practice."
     )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.DESIGN)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,6 +4,10 @@ Who sees what: design documents and their revisions are visible to every signed-
 practice desk: anyone may review any document). A draft review — and everything in it — is
 visible only to its reviewer; a submitted review to every signed-in account. Anything a user may
 not see raises NotFound, exactly like a missing id.
+
+Documents of kind `change` (a prompt change request's text) are not the desk's: every selector
+here answers for `design` documents unless the caller names `kind` — only the `changes` app
+does, after deciding access through the prompt (docs/design.md, Prompt change review).
 """
 
 from dataclasses import dataclass
@@ -46,6 +50,8 @@ from .models import (
 
 User = Viewer
 
+DESIGN = DesignDoc.Kind.DESIGN
+
 
 def _review_visible(user: User) -> Q:
     return Q(reviewer=user) | Q(status=Review.Status.SUBMITTED)
@@ -84,7 +90,8 @@ def doc_list_visible(*, user: User) -> QuerySet[DesignDoc]:
         return DesignDoc.objects.none()
     latest = DocRevision.objects.filter(doc=OuterRef("pk")).order_by("-number").values("pk")[:1]
     return (
-        DesignDoc.objects.select_related("author", "question")
+        DesignDoc.objects.filter(kind=DESIGN)
+        .select_related("author", "question")
         .annotate(
             revision_count=Count("revisions", distinct=True),
             latest_number=Max("revisions__number"),
@@ -119,11 +126,12 @@ def question_from_slug(slug: str | None) -> Question | None:
         raise ReviewsError(f"question: unknown question {slug!r}.", field="question") from None
 
 
-def doc_get_for_user(*, user: User, doc_id: object) -> DesignDoc:
+def doc_get_for_user(*, user: User, doc_id: object, kind: str = DESIGN) -> DesignDoc:
     if not user.is_authenticated:
         raise NotFound
     return object_get_or_not_found(
-        DesignDoc.objects.select_related("author", "question"), pk=object_id_parse(doc_id)
+        DesignDoc.objects.filter(kind=kind).select_related("author", "question"),
+        pk=object_id_parse(doc_id),
     )
 
 
@@ -138,11 +146,13 @@ def revision_in_doc(*, doc: DesignDoc, revision_id: object) -> DocRevision:
     )
 
 
-def revision_get_for_user(*, user: User, revision_id: object) -> DocRevision:
+def revision_get_for_user(*, user: User, revision_id: object, kind: str = DESIGN) -> DocRevision:
     if not user.is_authenticated:
         raise NotFound
     return object_get_or_not_found(
-        DocRevision.objects.select_related("doc", "doc__author", "doc__question", "author"),
+        DocRevision.objects.filter(doc__kind=kind).select_related(
+            "doc", "doc__author", "doc__question", "author"
+        ),
         pk=object_id_parse(revision_id),
     )
 
@@ -166,12 +176,13 @@ def _reviews() -> QuerySet[Review]:
     )
 
 
-def review_get_for_user(*, user: User, review_id: object) -> Review:
+def review_get_for_user(*, user: User, review_id: object, kind: str = DESIGN) -> Review:
     """The review if the user may see it: their own, or a submitted one; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
     return object_get_or_not_found(
-        _reviews().filter(_review_visible(user)), pk=object_id_parse(review_id)
+        _reviews().filter(_review_visible(user), revision__doc__kind=kind),
+        pk=object_id_parse(review_id),
     )
 
 
@@ -190,7 +201,7 @@ def review_list_for_doc(*, user: User, doc: DesignDoc) -> QuerySet[Review]:
 def review_list_visible(*, user: User) -> QuerySet[Review]:
     if not user.is_authenticated:
         return Review.objects.none()
-    return _reviews().filter(_review_visible(user))
+    return _reviews().filter(_review_visible(user), revision__doc__kind=DESIGN)
 
 
 def review_list_for_user(*, user: User) -> QuerySet[Review]:
@@ -199,7 +210,7 @@ def review_list_for_user(*, user: User) -> QuerySet[Review]:
         return Review.objects.none()
     return (
         _reviews()
-        .filter(reviewer=user)
+        .filter(reviewer=user, revision__doc__kind=DESIGN)
         .annotate(annotation_count=Count("annotations"))
         .order_by("-created_at", "-id")
     )
@@ -254,7 +265,7 @@ def annotation_list(*, review: Review) -> QuerySet[Annotation]:
     )
 
 
-def annotation_get_for_user(*, user: User, annotation_id: object) -> Annotation:
+def annotation_get_for_user(*, user: User, annotation_id: object, kind: str = DESIGN) -> Annotation:
     """The annotation if the user may see its review; else NotFound."""
     if not user.is_authenticated:
         raise NotFound
@@ -266,7 +277,10 @@ def annotation_get_for_user(*, user: User, annotation_id: object) -> Annotation:
             "review__reviewer",
             "revision",
             "revision__doc",
-        ).filter(Q(review__reviewer=user) | Q(review__status=Review.Status.SUBMITTED)),
+        ).filter(
+            Q(review__reviewer=user) | Q(review__status=Review.Status.SUBMITTED),
+            revision__doc__kind=kind,
+        ),
         pk=object_id_parse(annotation_id),
     )
 
@@ -382,7 +396,7 @@ def reply_list_for_review(*, review: Review) -> QuerySet[Reply]:
     )
 
 
-def reply_get_for_user(*, user: User, reply_id: object) -> Reply:
+def reply_get_for_user(*, user: User, reply_id: object, kind: str = DESIGN) -> Reply:
     """The reply if the user may see its review (every reply is on a submitted review)."""
     if not user.is_authenticated:
         raise NotFound
@@ -391,6 +405,7 @@ def reply_get_for_user(*, user: User, reply_id: object) -> Reply:
         .filter(
             Q(annotation__review__reviewer=user)
             | Q(annotation__review__status=Review.Status.SUBMITTED),
+            annotation__revision__doc__kind=kind,
             pk=object_id_parse(reply_id),
         )
         .first()
@@ -550,7 +565,7 @@ def inbox_list_for_user(*, user: User) -> QuerySet[InboxItem]:
     if not user.is_authenticated:
         return InboxItem.objects.none()
     return (
-        InboxItem.objects.filter(recipient_id=user.pk)
+        InboxItem.objects.filter(recipient_id=user.pk, review__revision__doc__kind=DESIGN)
         .select_related(
             "actor", "review", "review__revision__doc", "annotation", "reply", "revision"
         )
@@ -561,7 +576,9 @@ def inbox_list_for_user(*, user: User) -> QuerySet[InboxItem]:
 def inbox_unread_count(*, user: User) -> int:
     if not user.is_authenticated:
         return 0
-    return InboxItem.objects.filter(recipient_id=user.pk, read_at__isnull=True).count()
+    return InboxItem.objects.filter(
+        recipient_id=user.pk, read_at__isnull=True, review__revision__doc__kind=DESIGN
+    ).count()
 
 
 def inbox_item_get_for_user(*, user: User, item_id: object) -> InboxItem:

@@ -20,7 +20,14 @@ from questionbank.selectors import question_by_slug
 
 from ..diffing import text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
-from ..models import LABEL_NAME_MAX_CHARS, Label, Prompt, PromptVersion, Role
+from ..models import (
+    LABEL_NAME_MAX_CHARS,
+    OVERRIDE_REASON_MAX_CHARS,
+    Label,
+    Prompt,
+    PromptVersion,
+    Role,
+)
 from ..selectors import (
     label_list,
     label_main,
@@ -99,7 +106,7 @@ class LabelSerializer(serializers.ModelSerializer[Label]):
 
     class Meta:
         model = Label
-        fields: tuple[str, ...] = ("name", "version", "protected", "updated_at")
+        fields: tuple[str, ...] = ("name", "version", "protected", "gated", "updated_at")
 
 
 class PromptOutputSerializer(serializers.ModelSerializer[Prompt]):
@@ -389,6 +396,13 @@ class LabelListCreateApi(APIView):
         name = serializers.SlugField(max_length=LABEL_NAME_MAX_CHARS)
         version = serializers.IntegerField()
         expected = serializers.IntegerField(required=False, allow_null=True)
+        override = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=OVERRIDE_REASON_MAX_CHARS,
+            help_text="Owner only: move a gated label directly, for this stated reason (kept "
+            "in the move log). Without it a gated label answers 409.",
+        )
 
     @extend_schema(responses=LabelSerializer(many=True))
     def get(self, request: Request, prompt_id: int) -> Response:
@@ -412,6 +426,13 @@ class LabelMoveApi(APIView):
             required=False,
             allow_null=True,
             help_text="Compare-and-set: the version the label must point at now (null: new).",
+        )
+        override = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=OVERRIDE_REASON_MAX_CHARS,
+            help_text="Owner only: move a gated label directly, for this stated reason (kept "
+            "in the move log). Without it a gated label answers 409.",
         )
 
     @extend_schema(request=InputSerializer, responses={200: LabelSerializer})
@@ -453,5 +474,6 @@ def _label_move(
         version=_parent_in(prompt, data["version"], field="version"),
         expected=expected,
         expected_given=expected_given,
+        override=data.get("override", ""),
     )
     return LabelSerializer(label).data

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.exceptions import Forbidden
 
-from ..exceptions import LabelConflict, PlaygroundError
+from ..exceptions import LabelConflict, LabelGated, PlaygroundError
 from ..models import Label, PromptVersion, Role
 from ..pages import (
     version_url,
@@ -83,10 +83,17 @@ def _labels_answer(
 
 
 def _label_conflict_answer(
-    request: HtmxHttpRequest, access: Any, version: PromptVersion, name: str, error: LabelConflict
+    request: HtmxHttpRequest,
+    access: Any,
+    version: PromptVersion,
+    name: str,
+    error: LabelConflict | LabelGated,
 ) -> HttpResponse:
     """409: who moved the label, with a retry against where it points now; or, for "create"
-    with the name of a label already on this version, that there is nothing to change."""
+    with the name of a label already on this version, that there is nothing to change; or that
+    the label is gated (it moves by a merged change request), naming its rules."""
+    if isinstance(error, LabelGated):
+        return _labels_answer(request, access, version, error=error.message, status=409)
     current = label_list(prompt=access.prompt).filter(name=name).first()
     if current is not None and current.version_id == version.pk:
         return _labels_answer(
@@ -109,10 +116,9 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
     access = prompt_access_get_for_user(
         user=request.user, prompt_id=prompt_id, min_role=Role.EDITOR
     )
-    prompt = access.prompt
+    prompt, expected_raw = access.prompt, request.POST.get("expected", "")
     version = version_or_404(prompt, request.POST.get("version"))
     name = request.POST.get("name", "").strip()
-    expected_raw = request.POST.get("expected", "")
     expected = version_or_404(prompt, expected_raw) if expected_raw else None
     try:
         label = label_move(
@@ -122,8 +128,9 @@ def label_move_view(request: HtmxHttpRequest, prompt_id: int) -> HttpResponse:
             version=version,
             expected=expected,
             expected_given=True,
+            override=request.POST.get("override", ""),
         )
-    except LabelConflict as error:
+    except (LabelConflict, LabelGated) as error:
         return _label_conflict_answer(request, access, version, name, error)
     except Forbidden as error:
         return _labels_answer(request, access, version, error=error.message, status=403)

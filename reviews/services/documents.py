@@ -88,14 +88,17 @@ def doc_create(
     constraints: list[str] | None = None,
     message: str = "",
     practice: bool = False,
+    kind: str = DesignDoc.Kind.DESIGN,
 ) -> tuple[DesignDoc, DocRevision]:
-    """A new document with its first revision."""
+    """A new document with its first revision (`kind` change: a change request's text, made
+    by the `changes` app and hidden from the review desk)."""
     doc = DesignDoc.objects.create(
         author=actor,
         title=_title_clean(title),
         question=question,
         constraints=constraints_clean(constraints),
         practice=practice,
+        kind=kind,
     )
     blob = blob_put(text=_body_clean(body))
     revision = DocRevision.objects.create(

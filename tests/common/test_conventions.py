@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 APPS = (
     "accounts",
+    "changes",
     "critique",
     "evals",
     "playground",

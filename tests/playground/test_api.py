@@ -56,6 +56,7 @@ def test_create_prompt_and_read_it_back(api):
             "name": "main",
             "version": root_id,
             "protected": False,
+            "gated": False,
             "updated_at": detail["labels"][0]["updated_at"],
         }
     ]
