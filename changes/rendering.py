@@ -2,10 +2,10 @@
 change review).
 
 A version renders deterministically as Markdown: the system text, each message with its role,
-the tools and the response format, each under its own heading, each field's text verbatim
-between them. `Segment`s say where each field's text sits, so a passage selected in the text
-(an annotation, a suggested edit) maps back to one field of the version. Pure functions, no
-database.
+the tools, the response format and the model and parameters, each under its own heading, each
+field's text verbatim between them. `Segment`s say where each field's text sits, so a passage
+selected in the text (an annotation, a suggested edit) maps back to one field of the version.
+Pure functions, no database.
 """
 
 import json
@@ -41,7 +41,9 @@ def json_text(value: object) -> str:
 
 
 def field_texts(content: VersionContent) -> list[tuple[str, str, str]]:
-    """(field, heading, text) of each rendered section, in order."""
+    """(field, heading, text) of each rendered section, in order. The last, `settings`, is the
+    provider, model, parameters and variable defaults as JSON: shown for review, not editable by
+    a suggestion."""
     sections = [("system", "System", _lf(content["system"]))]
     for index, message in enumerate(content["messages"]):
         sections.append(
@@ -57,6 +59,13 @@ def field_texts(content: VersionContent) -> list[tuple[str, str, str]]:
         sections.append(
             ("response_format", "Response format", json_text(content["response_format"]))
         )
+    settings = {
+        "provider": content["provider"],
+        "model": content["model"],
+        "params": content["params"],
+        "variables": content["variables"],
+    }
+    sections.append(("settings", "Model and parameters", json_text(settings)))
     return sections
 
 

@@ -540,3 +540,21 @@ def test_requested_reviewers_see_it_in_their_inbox_and_mentions_notify(
     assert [n["kind"] for n in world.api["alice"].get("/api/v1/changes/inbox/").json()] == [
         "review-submitted"
     ]
+
+
+def test_a_suggestion_on_the_model_and_parameters_is_refused(opened):
+    world = opened
+    bob = world.api["bob"]
+    review_id = bob.post(_url(world, "reviews/")).json()["id"]
+    answer = bob.post(
+        _url(world, f"reviews/{review_id}/annotations/"),
+        {
+            "quote": {"exact": '"model": "echo-1"'},
+            "kind": "risk",
+            "severity": "minor",
+            "body": "Use a bigger model.",
+            "suggestion": '"model": "echo-2"',
+        },
+        format="json",
+    )
+    assert answer.status_code == 400 and "model and parameters" in answer.json()["detail"]
