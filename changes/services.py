@@ -226,10 +226,11 @@ def change_push(*, actor: User, target: RequestAccess, version: PromptVersion) -
 
 def change_review_start(*, actor: User, target: RequestAccess) -> tuple[Review, bool]:
     """Start (or resume) the actor's review of the request's current revision: a review desk
-    `Review`, private while a draft. Any account that can read the prompt may review."""
+    `Review`, private while a draft. Any account that can read the prompt may review; after
+    submitting, a reviewer starts a new attempt on the same revision (a later verdict counts)."""
     _open_check(target.request)
     current = request_current(request=target.request)
-    return review_create(actor=actor, revision=current.revision)
+    return review_create(actor=actor, revision=current.revision, again=True)
 
 
 @transaction.atomic

@@ -24,4 +24,5 @@ urlpatterns = [
         name="thread",
     ),
     path("<int:request_id>/merge/", views.merge_view, name="merge"),
+    path("<int:request_id>/close/", views.close_view, name="close"),
 ]

@@ -35,6 +35,7 @@ from .selectors import (
 from .services import (
     change_annotate,
     change_annotation_status,
+    change_close,
     change_merge,
     change_open,
     change_reply,
@@ -192,6 +193,19 @@ def merge_view(request: HttpRequest, request_id: int) -> HttpResponse:
     messages.success(
         request, f"Merged: {merged.label.name} now points at v{merged.to_version.number}."
     )
+    return _back(request_id)
+
+
+@login_required
+@require_POST
+def close_view(request: HttpRequest, request_id: int) -> HttpResponse:
+    target = request_get_for_user(user=request.user, request_id=request_id)
+    try:
+        change_close(actor=request_actor(request), target=target)
+    except DomainError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, "Closed without merging.")
     return _back(request_id)
 
 

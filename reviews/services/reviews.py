@@ -17,19 +17,32 @@ SUMMARY_MAX_CHARS = 20_000
 
 
 @transaction.atomic
-def review_create(*, actor: User, revision: DocRevision) -> tuple[Review, bool]:
+def review_create(
+    *, actor: User, revision: DocRevision, again: bool = False
+) -> tuple[Review, bool]:
     """Start (or resume) the actor's review of `revision`, with its eight checklist rows.
 
-    One review per revision and reviewer: asking again returns the existing one.
+    One review per revision and reviewer: asking again returns the existing one. With `again`,
+    a reviewer whose latest review of the revision is submitted starts a new attempt (a change
+    request's reviewer who approves after commenting on the same revision); a draft is resumed.
     """
-    existing = Review.objects.filter(revision=revision, reviewer=actor).first()
-    if existing is not None:
+    existing = (
+        Review.objects.filter(revision=revision, reviewer=actor).order_by("-attempt", "-id").first()
+    )
+    if existing is not None and (not again or existing.status == Review.Status.DRAFT):
         return existing, False
+    attempt = existing.attempt + 1 if existing is not None else 1
     try:
         with transaction.atomic():
-            review = Review.objects.create(revision=revision, reviewer=actor)
-    except IntegrityError:
-        return Review.objects.get(revision=revision, reviewer=actor), False
+            review = Review.objects.create(revision=revision, reviewer=actor, attempt=attempt)
+    except IntegrityError:  # a concurrent start won: resume theirs
+        raced = (
+            Review.objects.filter(revision=revision, reviewer=actor)
+            .order_by("-attempt", "-id")
+            .first()
+        )
+        assert raced is not None
+        return raced, False
     checklist_rows_create(review)
     logger.info("review.created", extra={"review_id": review.pk, "revision_id": revision.pk})
     return review, True

@@ -558,3 +558,27 @@ def test_a_suggestion_on_the_model_and_parameters_is_refused(opened):
         format="json",
     )
     assert answer.status_code == 400 and "model and parameters" in answer.json()["detail"]
+
+
+def test_a_reviewer_may_approve_after_commenting_on_the_same_revision(opened):
+    world = opened
+    _gate(world)
+    _review(world, "bob", "comment")
+    assert _failing(world) == ["approvals"]
+    _review(world, "bob", "approve")  # a new attempt on the same revision
+    assert _failing(world) == []
+    verdicts = [
+        (r["reviewer"], r["verdict"])
+        for r in world.api["alice"].get(_url(world, "reviews/")).json()
+    ]
+    assert sorted(verdicts) == [("bob", "approve"), ("bob", "comment")]
+    own = world.api["alice"].post(_url(world, "reviews/")).json()["id"]
+    refused = world.api["alice"].post(
+        _url(world, f"reviews/{own}/submit/"), {"verdict": "approve"}, format="json"
+    )
+    assert refused.status_code == 400 and refused.json()["field"] == "verdict"
+    closed = world.api["bob"].post(_url(world, "close/"))
+    assert closed.status_code == 403
+    closed = world.api["alice"].post(_url(world, "close/"))
+    assert closed.status_code == 200 and closed.json()["status"] == "closed"
+    assert world.api["alice"].post(_url(world, "merge/")).status_code == 409
