@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -188,10 +188,24 @@ class ChangeRequestListCreateApi(APIView):
                 data = {**{k: v for k, v in data.items() if k != "from"}, "from_": data["from"]}
             return super().to_internal_value(data)
 
-    @extend_schema(responses=ChangeRequestSerializer(many=True))
+    @extend_schema(
+        responses=ChangeRequestSerializer(many=True),
+        parameters=[
+            OpenApiParameter(
+                "status",
+                {"type": "string", "enum": ChangeRequest.Status.values},
+                description="Only requests in this state.",
+            )
+        ],
+        description="The prompt's newest 100 requests, newest first.",
+    )
     def get(self, request: Request, prompt_id: int) -> Response:
         access = prompt_access_get_for_user(user=request.user, prompt_id=prompt_id)
         status_filter = request.query_params.get("status") or None
+        if status_filter is not None and status_filter not in ChangeRequest.Status.values:
+            raise ContentInvalid(
+                f"status: one of {', '.join(ChangeRequest.Status.values)}.", field="status"
+            )
         rows = request_list_for_prompt(prompt=access.prompt, status=status_filter)[:100]
         return Response(
             [
@@ -244,7 +258,16 @@ class ChangeTextSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class ChangeRequestTextApi(APIView):
-    @extend_schema(responses=ChangeTextSerializer)
+    @extend_schema(
+        responses=ChangeTextSerializer,
+        parameters=[
+            OpenApiParameter(
+                "r",
+                {"type": "integer", "minimum": 1},
+                description="A revision number of the request (default: the current one).",
+            )
+        ],
+    )
     def get(self, request: Request, request_id: int) -> Response:
         """The reviewable text of the current revision, or of revision `?r=<number>`."""
         target = request_get_for_user(user=request.user, request_id=request_id)

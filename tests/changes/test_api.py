@@ -582,3 +582,15 @@ def test_a_reviewer_may_approve_after_commenting_on_the_same_revision(opened):
     closed = world.api["alice"].post(_url(world, "close/"))
     assert closed.status_code == 200 and closed.json()["status"] == "closed"
     assert world.api["alice"].post(_url(world, "merge/")).status_code == 409
+
+
+def test_lists_and_texts_refuse_bad_parameters(opened):
+    world = opened
+    api = world.api["bob"]
+    listed = api.get(f"/api/v1/prompts/{world.prompt.pk}/changes/?status=open").json()
+    assert [r["id"] for r in listed] == [world.request_id]
+    assert api.get(f"/api/v1/prompts/{world.prompt.pk}/changes/?status=merged").json() == []
+    bad = api.get(f"/api/v1/prompts/{world.prompt.pk}/changes/?status=nope")
+    assert bad.status_code == 400 and bad.json()["field"] == "status"
+    assert api.get(_url(world, "text/?r=1")).json()["revision"] == 1
+    assert api.get(_url(world, "text/?r=9")).status_code == 400
