@@ -143,6 +143,14 @@ def prompt_access_get_for_user(
     return _authorise(user, prompt, min_role)
 
 
+def prompt_access_for_user(
+    *, user: User, prompt: Prompt, min_role: str = Role.VIEWER
+) -> PromptAccess:
+    """`prompt_access_get_for_user` for a prompt the caller has just read (with its owner id):
+    no query when `user` owns it, one for a grant otherwise."""
+    return _authorise(user, prompt, min_role)
+
+
 def prompt_get_for_user(*, user: User, prompt_id: object, min_role: str = Role.VIEWER) -> Prompt:
     """`prompt_access_get_for_user` for callers that need only the prompt."""
     return prompt_access_get_for_user(user=user, prompt_id=prompt_id, min_role=min_role).prompt

@@ -151,10 +151,9 @@ def run_create(
     `enqueue=False` the run stays queued for a caller that executes it itself (an evaluation's
     cell task calls `run_execute` in its own worker).
     """
-    key = _idempotency_key(idempotency_key)
-    content = version_content(version=version)
-    chosen_provider, chosen_model = _choose_model(content, provider, model)
-    values = run_variables_resolve(content=content, given=variables)
+    key, chosen_provider, chosen_model, values = _run_asked(
+        version, variables, idempotency_key, provider, model
+    )
     if key:
         earlier = Run.objects.filter(
             version=version, created_by_id=actor.pk, idempotency_key=key
@@ -190,6 +189,59 @@ def run_create(
         extra={"run_id": run.pk, "version_id": version.pk, "provider": chosen_provider},
     )
     return RunCreated(run=run, created=True)
+
+
+def _run_asked(
+    version: PromptVersion, variables: object, key: object, provider: object, model: object
+) -> tuple[str, str, str, dict[str, str]]:
+    """What a new run of `version` is asked, checked: its key, provider, model and values."""
+    checked_key = _idempotency_key(key)
+    content = version_content(version=version)
+    chosen_provider, chosen_model = _choose_model(content, provider, model)
+    values = run_variables_resolve(content=content, given=variables)
+    return checked_key, chosen_provider, chosen_model, values
+
+
+def run_create_claimed(
+    *,
+    actor: User,
+    version: PromptVersion,
+    variables: object,
+    idempotency_key: str,
+    provider: object = None,
+    model: object = None,
+) -> Run:
+    """A run created already claimed by its caller (inserted `running`, never `queued`), who
+    executes it with `run_execute_claimed`: one insert where `run_create` and `run_claim` take
+    a look-up, a savepoint and an update. For a caller that creates and claims in a transaction
+    of its own (an evaluation's cell, with the cell's claim: one commit). No earlier run with
+    the key is looked up: the caller knows there is none, and if there is, the key's unique
+    constraint raises IntegrityError and the caller's transaction is rolled back."""
+    key, chosen_provider, chosen_model, values = _run_asked(
+        version, variables, idempotency_key, provider, model
+    )
+    if not key:
+        raise ValueError("run_create_claimed needs an idempotency key")
+    provider_get(chosen_provider).check_configured()
+    now = timezone.now()
+    run = Run.objects.create(
+        version=version,
+        created_by_id=actor.pk,
+        provider=chosen_provider,
+        model=chosen_model,
+        variables=values,
+        idempotency_key=key,
+        on_run_queue=False,
+        status=Status.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        deliveries=1,
+    )
+    logger.info(
+        "run.created",
+        extra={"run_id": run.pk, "version_id": version.pk, "provider": chosen_provider},
+    )
+    return run
 
 
 def _enqueue(run_id: int) -> None:
