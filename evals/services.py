@@ -51,6 +51,7 @@ from playground.runs.services import (
     run_create_claimed,
     run_execute,
     run_execute_claimed,
+    run_execute_created,
     run_variables_resolve,
 )
 from playground.selectors import version_content
@@ -1003,10 +1004,10 @@ def _evaluation_started(evaluation: Evaluation) -> None:
         )
 
 
-def _cell_start(cell: EvalCell) -> tuple[int, bool]:
-    """Claim a queued cell with its run: (the run's id, whether the run is claimed by this
-    call, for `run_execute_claimed`); _NotClaimed when the cell was taken or its provider is
-    at its cap.
+def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
+    """Claim a queued cell with its run: (the run's id, the run when this call created it
+    claimed, for `run_execute_created`, whether this call claimed an older run, for
+    `run_execute_claimed`); _NotClaimed when the cell was taken or its provider is at its cap.
 
     The run is created already claimed (`run_create_claimed`: one insert) and the cell claimed
     with it, in one transaction: one commit. A worker that dies in between leaves the cell
@@ -1032,7 +1033,7 @@ def _cell_start(cell: EvalCell) -> tuple[int, bool]:
             if not _cell_claim(cell, run_id=run.pk):
                 raise _NotClaimed
             _evaluation_started(cell.evaluation)
-        return run.pk, True
+        return run.pk, run, False
     except IntegrityError:
         pass
     with transaction.atomic():
@@ -1040,7 +1041,7 @@ def _cell_start(cell: EvalCell) -> tuple[int, bool]:
         if not _cell_claim(cell, run_id=run_id):
             raise _NotClaimed
         _evaluation_started(cell.evaluation)
-        return run_id, run_claim(run_id=run_id)
+        return run_id, None, run_claim(run_id=run_id)
 
 
 def cell_execute(*, cell_id: int) -> str:
@@ -1082,20 +1083,24 @@ def cell_execute(*, cell_id: int) -> str:
         run_execute(run_id=run_id)
         return cell_grade(cell_id=cell.pk)
     try:
-        run_id, claimed = _cell_start(cell)
+        run_id, created, claimed = _cell_start(cell)
     except _NotClaimed:
         status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
         return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
-    if claimed:
-        run_execute_claimed(run_id=run_id)
+    if created is not None:
+        run = run_execute_created(run=created)  # graded as written: not read back
     else:
-        run_execute(run_id=run_id)
+        if claimed:
+            run_execute_claimed(run_id=run_id)
+        else:
+            run_execute(run_id=run_id)
+        run = Run.objects.get(pk=run_id)
     # The cell as claimed: running, with its run, its first grading start already counted.
     cell.status, cell.run_id = CellStatus.RUNNING, run_id
-    return _cell_grade(cell, Run.objects.get(pk=run_id), counted=True)
+    return _cell_grade(cell, run, counted=True)
 
 
 def cell_grade(*, cell_id: int) -> str:

@@ -296,6 +296,7 @@ class _Writer:
         self.written = 0  # characters in the row
         self.flushed_at = 0.0
         self.first_token = True
+        self.first_token_at: datetime | None = None  # as written
         self.interval = settings.RUN_FLUSH_INTERVAL_MS / 1000
 
     def add(self, text: str) -> bool:
@@ -319,7 +320,7 @@ class _Writer:
         if piece:
             fields["output"] = _appended(piece)
         if self.first_token and piece:
-            fields["first_token_at"] = now
+            fields["first_token_at"] = self.first_token_at = now
             self.first_token = False
         self.flushed_at = time.monotonic()
         if not Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(**fields):
@@ -414,6 +415,24 @@ def run_execute_claimed(*, run_id: int) -> str:
     run = Run.objects.get(pk=run_id)
     if run.status != Status.RUNNING:
         return run.status  # cancelled between its claim and its call: the call is not sent
+    return _stream_and_finish(run)
+
+
+def run_execute_created(*, run: Run) -> Run:
+    """`run_execute_claimed` for the run `run_create_claimed` has just returned, handed over as
+    it is (its version with it): only its status is read again before the call (a run
+    cancelled since is not sent), and a run that finishes `done` is returned as written,
+    without reading it back (an evaluation grades it at once); any other is read back."""
+    status = Run.objects.values_list("status", flat=True).get(pk=run.pk)
+    if status == Status.RUNNING and _stream_and_finish(run) == Status.DONE:
+        return run
+    return Run.objects.get(pk=run.pk)
+
+
+def _stream_and_finish(run: Run) -> str:
+    """Stream the reply into `run` (running, this caller's) and finish it; returns the final
+    status. A run that ends `done` is also updated in memory with what was written."""
+    run_id = run.pk
     writer = _Writer(run_id)
     tools: list[dict[str, Any]] = []
     try:
@@ -449,6 +468,13 @@ def run_execute_claimed(*, run_id: int) -> str:
     )
     if not done:
         return Run.objects.values_list("status", flat=True).get(pk=run_id)
+    run.status = Status.DONE
+    run.output = run.output + "".join(writer.parts)
+    run.tool_calls = tools
+    run.stop_reason = finished.stop_reason[:STOP_REASON_MAX_CHARS]
+    run.input_tokens, run.output_tokens = finished.input_tokens, finished.output_tokens
+    run.finished_at = run.heartbeat_at = now
+    run.first_token_at = (writer.first_token_at or run.first_token_at) if writer.parts else now
     run_notify_status(run_id=run_id, status=Status.DONE)
     logger.info("run.done", extra={"run_id": run_id, "output_tokens": finished.output_tokens})
     return Status.DONE
