@@ -582,6 +582,8 @@ def _row_variables(content: VersionContent, row: TestCase) -> dict[str, str]:
     its prompt, and a version may not use every column). Only those are read from the
     database: a row's undeclared variables never reach the worker."""
     declared = content.get("variables") or {}
+    if not declared:
+        return {}  # nothing to read
     return row_values(content_ids=[row.content_id], names=declared).get(row.content_id, {})
 
 
