@@ -75,7 +75,7 @@ from .graders import (
 )
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
 from .promptfoo import is_promptfoo_file, promptfoo_parse
-from .selectors import RowData, grade_reason_guard_register, row_values
+from .selectors import RowData, grade_reason_guard_register, row_for_cell, row_values
 from .signals import evaluation_finished
 
 logger = logging.getLogger(__name__)
@@ -615,21 +615,16 @@ def sources_visible_check(*, evaluation: Evaluation) -> None:
     """SourceHidden unless the evaluation's author may still read its prompt (and so the test
     set and versions) and every judge: checked as each cell runs, so a revoked grant stops
     the cells still to run."""
-    from playground.selectors import prompt_access_for_user
+    from playground.selectors import prompt_readable_by
 
-    from .exceptions import NotFound
-
-    author = evaluation.created_by
-    try:
-        # The prompt as read with the cell (cell_execute joins it): its owner is the author's
-        # in the common case, and then no query is needed; a grant is read now otherwise.
-        prompt_access_for_user(user=author, prompt=evaluation.prompt, min_role=Role.VIEWER)
-    except NotFound:
-        raise SourceHidden(TESTSET_HIDDEN) from None
+    # The prompt as read with the cell (cell_execute joins it): when the author owns it, as
+    # is usual, no query is needed; a grant is read now otherwise.
+    if not prompt_readable_by(user_id=evaluation.created_by_id, prompt=evaluation.prompt):
+        raise SourceHidden(TESTSET_HIDDEN)
     for body in evaluation.graders:
         spec = grader_spec_load(body)
         if spec.type == "llm-judge":
-            _judge_version(actor=author, spec=spec)
+            _judge_version(actor=evaluation.created_by, spec=spec)
 
 
 def judges_check(*, actor: User, specs: list[GraderSpec], where: str = "graders") -> None:
@@ -1021,11 +1016,13 @@ def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
     by an older version of this code), the key's unique constraint rolls the claim back and
     the cell goes the way that finds the run."""
     target = cell.target
-    variables = _row_variables(version_content(version=target.version), cell.row)
+    declared = version_content(version=target.version).get("variables") or {}
+    # The row's declared values and what its grading reads, in one read.
+    cell.row.content, variables = row_for_cell(content_id=cell.row.content_id, names=declared)
     try:
         with transaction.atomic():
             run = run_create_claimed(
-                actor=cell.evaluation.created_by,
+                actor_id=cell.evaluation.created_by_id,
                 version=target.version,
                 variables=variables,
                 idempotency_key=_run_key(cell),
@@ -1050,14 +1047,12 @@ def cell_execute(*, cell_id: int) -> str:
     """Execute and grade one cell; returns the cell's status, or DEFERRED when its provider is
     at its concurrency cap (the caller tries again shortly). Safe to repeat.
 
-    One read brings everything the cell needs — its evaluation, author and prompt (the access
-    check), its column's version and its row's expected text and graders (not its variables:
-    those the version declares are read on their own) — and the grading uses it again."""
+    Two reads bring what the cell needs: the cell with its evaluation, prompt (the access
+    check), column and version; then its row's declared values with what its grading reads
+    (`row_for_cell`). The grading uses them again. (One read of all of it joined eight tables,
+    and planning that join cost more than the second read.)"""
     cell = (
-        EvalCell.objects.select_related(
-            "evaluation__created_by", "evaluation__prompt", "target__version", "row__content"
-        )
-        .defer("row__content__variables")
+        EvalCell.objects.select_related("evaluation__prompt", "target__version", "row")
         .filter(pk=cell_id)
         .first()
     )

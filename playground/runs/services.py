@@ -204,7 +204,7 @@ def _run_asked(
 
 def run_create_claimed(
     *,
-    actor: User,
+    actor_id: int,
     version: PromptVersion,
     variables: object,
     idempotency_key: str,
@@ -226,7 +226,7 @@ def run_create_claimed(
     now = timezone.now()
     run = Run.objects.create(
         version=version,
-        created_by_id=actor.pk,
+        created_by_id=actor_id,
         provider=chosen_provider,
         model=chosen_model,
         variables=values,
