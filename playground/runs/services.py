@@ -277,8 +277,9 @@ def _claim(run_id: int) -> bool:
 
 def run_claim(*, run_id: int) -> bool:
     """Claim a queued run for the caller, who then executes it with `run_execute_claimed`
-    (an evaluation cell claims its run in the transaction that claims the cell: one commit
-    fewer a cell). False when someone else has it or it is finished."""
+    (an evaluation cell whose run existed before its claim claims it in the transaction that
+    claims the cell; a new one is created claimed, `run_create_claimed`). False when someone
+    else has it or it is finished."""
     return _claim(run_id)
 
 
