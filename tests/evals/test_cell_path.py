@@ -18,9 +18,11 @@ from tests.playground.factories import make_prompt
 # Cells stay queued: the evaluation's hand-off waits for a commit these tests never make.
 pytestmark = pytest.mark.django_db
 
-# Read the cell (with its evaluation, author, prompt, version and row); read the row's
-# declared values; insert its run already claimed; claim the cell; read the run's status
-# before the call; the run's first text; the run's end; close the cell; count it.
+# Read the cell (with its evaluation, prompt, column, version and row); read the row's
+# declared values with its expected text, graders and threshold; insert its run already
+# claimed; claim the cell; read the run's status before the call; the run's first text; the
+# run's end; close the cell; count it (one statement with the close on PostgreSQL outside a
+# transaction; here, inside the test's, two).
 CELL_STATEMENTS = 9
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
 
