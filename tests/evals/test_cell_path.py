@@ -103,3 +103,33 @@ def test_a_queued_cell_whose_run_exists_already_runs_it_once(settings):
     assert Run.objects.filter(idempotency_key=f"eval-cell-{cell_id}").count() == 1
     assert Run.objects.get(pk=earlier).status == "done"
     assert Evaluation.objects.get(pk=evaluation.pk).status == "done"
+
+
+def test_an_author_with_a_grant_pays_one_read_for_it(settings):
+    """The access check reads nothing for an author who owns the prompt; an author with a
+    grant has it read for every cell (a revoked one stops the next cell, test_services)."""
+    from playground.services import grant_set
+
+    settings.RUN_ECHO_DELAY_MS = 0
+    owner, editor = make_user("owner"), make_user("editor")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    revision = eval_services.testset_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        name="t",
+        rows=eval_services.testset_rows_parse([{"variables": {"design": "d"}, "expected": "d"}]),
+    )
+    grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
+    evaluation = eval_services.evaluation_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        revision=revision,
+        versions=[version.pk],
+        graders=[{"type": "contains"}],
+    )
+    (cell_id,) = _cells(evaluation)
+    statements, _ = _measured(cell_id)
+    grants = [s for s in statements if "playground_accessgrant" in s]
+    assert len(grants) == 1, "\n".join(s[:160] for s in statements)
