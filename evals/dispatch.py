@@ -26,6 +26,8 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import close_old_connections, connection, connections, transaction
+from django.db.models import Count, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from common.outage import BACKEND_DOWN
@@ -93,18 +95,31 @@ def cells_send_next(*, user_id: int) -> int:
         unfinished = EvalCell.objects.filter(
             evaluation__created_by_id=user_id, status__in=_UNFINISHED
         )
-        room = cap - unfinished.filter(sent_at__isnull=False).count()
-        if room <= 0:
-            return 0
-        picked = list(
+        # The next `cap` unsent cells, each with the count of those handed over (one read).
+        handed = (
+            unfinished.filter(sent_at__isnull=False)
+            .order_by()
+            .values("evaluation__created_by_id")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        waiting = list(
             unfinished.filter(sent_at__isnull=True)
             .order_by("evaluation_id", "pk")  # cells are inserted in matrix order
-            .values_list("pk", flat=True)[:room]
+            .annotate(handed=Coalesce(Subquery(handed), Value(0)))
+            .values_list("pk", "handed")[:cap]
         )
+        room = cap - waiting[0][1] if waiting else 0
+        picked = [cell_id for cell_id, _ in waiting[: max(0, room)]]
+        if not picked:
+            return 0
         EvalCell.objects.filter(pk__in=picked).update(sent_at=now)
     for index, cell_id in enumerate(picked):
         try:
-            current_app.send_task(CELL_TASK, args=[cell_id], queue=settings.EVAL_TASK_QUEUE)
+            # The account rides along, so the cell's task sends the next without looking it up.
+            current_app.send_task(
+                CELL_TASK, args=[cell_id, user_id], queue=settings.EVAL_TASK_QUEUE
+            )
         except BACKEND_DOWN:
             # The broker is down: these cells wait, unsent, for the reaper (never lost).
             EvalCell.objects.filter(pk__in=picked[index:], sent_at=now).update(sent_at=None)
@@ -115,14 +130,18 @@ def cells_send_next(*, user_id: int) -> int:
     return len(picked)
 
 
-def cell_ended_send_next(*, cell_id: int) -> None:
-    """A cell's task ended (finished, or gave up): send the account's next cells."""
+def cell_ended_send_next(*, cell_id: int, user_id: int | None = None) -> None:
+    """A cell's task ended (finished, or gave up): send the account's next cells. `user_id`:
+    the cell's account, as its message carried it (looked up when not: an older message)."""
     if current_app.conf.task_always_eager:
         return  # the eager pool of cells_dispatch runs every cell itself
-    for user_id in EvalCell.objects.filter(pk=cell_id).values_list(
+    if user_id is not None:
+        cells_send_next(user_id=user_id)
+        return
+    for owner_id in EvalCell.objects.filter(pk=cell_id).values_list(
         "evaluation__created_by_id", flat=True
     ):
-        cells_send_next(user_id=user_id)
+        cells_send_next(user_id=owner_id)
 
 
 def cells_send_pending() -> int:

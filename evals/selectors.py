@@ -133,6 +133,28 @@ def row_values(
     return found
 
 
+def row_for_cell(*, content_id: int, names: Collection[str]) -> tuple[TestRow, dict[str, str]]:
+    """What a cell needs of its row, in one read: the row with what its grading reads (the
+    expected text, graders and threshold; not its variables), and the values of `names` only,
+    extracted by the database as `row_values` does (a row's undeclared variables never reach
+    the worker)."""
+    ordered = sorted(set(names))
+    fields = {
+        f"v{i}": _value_of(name, field="variables", max_chars=None)
+        for i, name in enumerate(ordered)
+    }
+    row = (
+        TestRow.objects.only("expected", "graders", "threshold")
+        .annotate(**fields)
+        .get(pk=content_id)
+    )
+    extracted = (getattr(row, f"v{i}") for i in range(len(ordered)))
+    values = {
+        name: value for name, value in zip(ordered, extracted, strict=True) if value is not None
+    }
+    return row, values
+
+
 def testset_version_for_export(*, testset: TestSet, version: object) -> PromptVersion | None:
     """The version of the test set's prompt a promptfoo export runs: the one named (a 400 when
     it is not a version of this prompt), else the newest; None when the prompt has none."""

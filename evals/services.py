@@ -30,7 +30,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, Max, Q, Subquery, Sum, Value, When
+from django.db.models import Count, F, Max, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
@@ -48,8 +48,10 @@ from playground.runs.services import (
     run_cancel,
     run_claim,
     run_create,
+    run_create_claimed,
     run_execute,
     run_execute_claimed,
+    run_execute_created,
     run_variables_resolve,
 )
 from playground.selectors import version_content
@@ -73,7 +75,7 @@ from .graders import (
 )
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow, TestSet, TestSetRevision
 from .promptfoo import is_promptfoo_file, promptfoo_parse
-from .selectors import RowData, grade_reason_guard_register, row_values
+from .selectors import RowData, grade_reason_guard_register, row_for_cell, row_values
 from .signals import evaluation_finished
 
 logger = logging.getLogger(__name__)
@@ -580,6 +582,8 @@ def _row_variables(content: VersionContent, row: TestCase) -> dict[str, str]:
     its prompt, and a version may not use every column). Only those are read from the
     database: a row's undeclared variables never reach the worker."""
     declared = content.get("variables") or {}
+    if not declared:
+        return {}  # nothing to read
     return row_values(content_ids=[row.content_id], names=declared).get(row.content_id, {})
 
 
@@ -611,21 +615,16 @@ def sources_visible_check(*, evaluation: Evaluation) -> None:
     """SourceHidden unless the evaluation's author may still read its prompt (and so the test
     set and versions) and every judge: checked as each cell runs, so a revoked grant stops
     the cells still to run."""
-    from playground.selectors import prompt_access_get_for_user
+    from playground.selectors import prompt_readable_by
 
-    from .exceptions import NotFound
-
-    author = evaluation.created_by
-    try:
-        prompt_access_get_for_user(
-            user=author, prompt_id=evaluation.prompt_id, min_role=Role.VIEWER
-        )
-    except NotFound:
-        raise SourceHidden(TESTSET_HIDDEN) from None
+    # The prompt as read with the cell (cell_execute joins it): when the author owns it, as
+    # is usual, no query is needed; a grant is read now otherwise.
+    if not prompt_readable_by(user_id=evaluation.created_by_id, prompt=evaluation.prompt):
+        raise SourceHidden(TESTSET_HIDDEN)
     for body in evaluation.graders:
         spec = grader_spec_load(body)
         if spec.type == "llm-judge":
-            _judge_version(actor=author, spec=spec)
+            _judge_version(actor=evaluation.created_by, spec=spec)
 
 
 def judges_check(*, actor: User, specs: list[GraderSpec], where: str = "graders") -> None:
@@ -858,10 +857,12 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
 # --- executing one cell -----------------------------------------------------------------------
 
 
-def _cell_claim(cell: EvalCell, *, run_id: int | None = None) -> bool:
-    """queued → running (with its new run, when given), in one conditional update that also
-    holds the provider's cap (EVAL_PROVIDER_CONCURRENCY, counted across every worker): False
-    when the cell was not queued any more or its provider is at its cap."""
+def _cell_claim(cell: EvalCell, *, run_id: int) -> bool:
+    """queued → running with its new run, in one conditional update that also holds the
+    provider's cap (EVAL_PROVIDER_CONCURRENCY, counted across every worker) and counts the
+    grading start that follows in this worker (`grade_attempts`: a worker that dies from here
+    on has used one): False when the cell was not queued any more or its provider is at its
+    cap."""
     cap = settings.EVAL_PROVIDER_CONCURRENCY.get(
         cell.provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
     )
@@ -873,11 +874,8 @@ def _cell_claim(cell: EvalCell, *, run_id: int | None = None) -> bool:
         .values("n")
     )
     under_cap: Any = GreaterThan(Value(cap), Coalesce(Subquery(running), Value(0)))
-    fields: dict[str, Any] = {"status": CellStatus.RUNNING}
-    if run_id is not None:
-        fields["run_id"] = run_id
     claimed = EvalCell.objects.filter(under_cap, pk=cell.pk, status=CellStatus.QUEUED).update(
-        **fields
+        status=CellStatus.RUNNING, run_id=run_id, grade_attempts=F("grade_attempts") + 1
     )
     return bool(claimed)
 
@@ -909,23 +907,24 @@ _CLOSE_COLUMNS = ("status", "finished_at", "grades", "passed", "score", "error")
 
 
 def _count_finished(evaluation_id: int) -> None:
-    """One more cell finished: bump the count, and finish the evaluation with its last cell
-    (one statement: the row is read and written under its lock)."""
+    """One more cell finished: bump the count, and finish the evaluation with its last cell.
+    One statement for every cell but the last: the increment that cannot be the last (or whose
+    evaluation is not queued or running any more) matches first; the one that finds the count
+    at the total less one finishes the evaluation, and only it announces the end."""
     last = Q(cells_done__gte=F("cells_total") - 1, status__in=(Status.QUEUED, Status.RUNNING))
-    Evaluation.objects.filter(pk=evaluation_id).update(
-        cells_done=F("cells_done") + 1,
-        status=Case(When(last, then=Value(Status.DONE)), default=F("status")),
-        finished_at=Case(When(last, then=Value(timezone.now())), default=F("finished_at")),
-    )
-    # Only the increment that reaches the total sees done == total (the row stays locked
-    # until commit), so the evaluation's listeners hear of it once.
-    prompt_id = (
-        Evaluation.objects.filter(pk=evaluation_id, status=Status.DONE, cells_done=F("cells_total"))
-        .values_list("prompt_id", flat=True)
-        .first()
-    )
-    if prompt_id is not None:
+    evaluation = Evaluation.objects.filter(pk=evaluation_id)
+    if evaluation.exclude(last).update(cells_done=F("cells_done") + 1):
+        return
+    if evaluation.filter(last).update(
+        cells_done=F("cells_done") + 1, status=Status.DONE, finished_at=timezone.now()
+    ):
+        # The row stays locked until commit: no other increment finishes it too.
+        prompt_id = evaluation.values_list("prompt_id", flat=True).get()
         _finished_announce(evaluation_id, prompt_id, Status.DONE)
+        return
+    # Neither matched: between the two, the evaluation stopped being queued or running (a
+    # cancel, on a database that lets another writer in between); the cell is still counted.
+    evaluation.update(cells_done=F("cells_done") + 1)
 
 
 def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
@@ -975,6 +974,10 @@ def _cell_run(cell: EvalCell) -> int:
     return int(run_id)
 
 
+def _run_key(cell: EvalCell) -> str:
+    return f"eval-cell-{cell.pk}"
+
+
 def _run_new(cell: EvalCell) -> int:
     """The cell's run (its idempotency key names the cell: a second call finds the first)."""
     target = cell.target
@@ -983,7 +986,7 @@ def _run_new(cell: EvalCell) -> int:
         actor=cell.evaluation.created_by,
         version=target.version,
         variables=_row_variables(content, cell.row),
-        idempotency_key=f"eval-cell-{cell.pk}",
+        idempotency_key=_run_key(cell),
         provider=target.provider,
         model=target.model,
         enqueue=False,
@@ -991,13 +994,65 @@ def _run_new(cell: EvalCell) -> int:
     return created.run.pk
 
 
+def _evaluation_started(evaluation: Evaluation) -> None:
+    if evaluation.status == Status.QUEUED:
+        Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
+            status=Status.RUNNING
+        )
+
+
+def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
+    """Claim a queued cell with its run: (the run's id, the run when this call created it
+    claimed, for `run_execute_created`, whether this call claimed an older run, for
+    `run_execute_claimed`); _NotClaimed when the cell was taken or its provider is at its cap.
+
+    The run is created already claimed (`run_create_claimed`: one insert) and the cell claimed
+    with it, in one transaction: one commit. A worker that dies in between leaves the cell
+    queued, with no run, for the next delivery; a claim that fails rolls the run back. A
+    cancel that lands after the commit finds the run through the cell and cancels it
+    (evaluation_cancel), and run_execute_claimed then does not send it; one that landed before
+    has cancelled the queued cell, and the claim fails. A queued cell has no run (both commit
+    together), so the run is not looked up first: should one exist all the same (a cell left
+    by an older version of this code), the key's unique constraint rolls the claim back and
+    the cell goes the way that finds the run."""
+    target = cell.target
+    declared = version_content(version=target.version).get("variables") or {}
+    # The row's declared values and what its grading reads, in one read.
+    cell.row.content, variables = row_for_cell(content_id=cell.row.content_id, names=declared)
+    try:
+        with transaction.atomic():
+            run = run_create_claimed(
+                actor_id=cell.evaluation.created_by_id,
+                version=target.version,
+                variables=variables,
+                idempotency_key=_run_key(cell),
+                provider=target.provider,
+                model=target.model,
+            )
+            if not _cell_claim(cell, run_id=run.pk):
+                raise _NotClaimed
+            _evaluation_started(cell.evaluation)
+        return run.pk, run, False
+    except IntegrityError:
+        pass
+    with transaction.atomic():
+        run_id = _run_new(cell)
+        if not _cell_claim(cell, run_id=run_id):
+            raise _NotClaimed
+        _evaluation_started(cell.evaluation)
+        return run_id, None, run_claim(run_id=run_id)
+
+
 def cell_execute(*, cell_id: int) -> str:
     """Execute and grade one cell; returns the cell's status, or DEFERRED when its provider is
-    at its concurrency cap (the caller tries again shortly). Safe to repeat."""
+    at its concurrency cap (the caller tries again shortly). Safe to repeat.
+
+    Two reads bring what the cell needs: the cell with its evaluation, prompt (the access
+    check), column and version; then its row's declared values with what its grading reads
+    (`row_for_cell`). The grading uses them again. (One read of all of it joined eight tables,
+    and planning that join cost more than the second read.)"""
     cell = (
-        EvalCell.objects.select_related(
-            "evaluation", "evaluation__created_by", "target", "target__version", "row"
-        )
+        EvalCell.objects.select_related("evaluation__prompt", "target__version", "row")
         .filter(pk=cell_id)
         .first()
     )
@@ -1014,58 +1069,59 @@ def cell_execute(*, cell_id: int) -> str:
     except SourceHidden as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
+    if cell.status != CellStatus.QUEUED:
+        # A redelivered running cell: its run is found (or made), executed if still queued
+        # (a running one whose worker went silent is failed), then graded as the reaper would.
+        try:
+            run_id = _cell_run(cell)
+        except (ContentInvalid, Forbidden) as error:
+            _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+            return CellStatus.ERROR
+        run_execute(run_id=run_id)
+        return cell_grade(cell_id=cell.pk)
     try:
-        # The claim and the run's creation commit together (one commit, not four): a worker
-        # that dies in between leaves the cell queued, with no run, for the next delivery.
-        # A cancel that lands after this commit finds the run through the cell and cancels it
-        # (evaluation_cancel), so run_execute below never starts it; one that landed before
-        # has cancelled the queued cell, and the claim fails.
-        # A queued cell has no run yet: the run is created first and the claim sets it, so a
-        # claim that fails (taken, or the provider at its cap) rolls the run back with it.
-        with transaction.atomic():
-            claimed = False
-            if cell.status == CellStatus.QUEUED:
-                run_id = _run_new(cell)
-                if not _cell_claim(cell, run_id=run_id):
-                    raise _NotClaimed
-                if evaluation.status == Status.QUEUED:
-                    Evaluation.objects.filter(pk=evaluation.pk, status=Status.QUEUED).update(
-                        status=Status.RUNNING
-                    )
-                # The run is claimed (queued → running) with the cell: one commit, not two.
-                claimed = run_claim(run_id=run_id)
-            else:
-                run_id = _cell_run(cell)
+        run_id, created, claimed = _cell_start(cell)
     except _NotClaimed:
         status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
         return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
         _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
         return CellStatus.ERROR
-    if claimed:
-        run_execute_claimed(run_id=run_id)
+    if created is not None:
+        run = run_execute_created(run=created)  # graded as written: not read back
     else:
-        run_execute(run_id=run_id)
-    return cell_grade(cell_id=cell.pk)
+        if claimed:
+            run_execute_claimed(run_id=run_id)
+        else:
+            run_execute(run_id=run_id)
+        run = Run.objects.get(pk=run_id)
+    # The cell as claimed: running, with its run, its first grading start already counted.
+    cell.status, cell.run_id = CellStatus.RUNNING, run_id
+    return _cell_grade(cell, run, counted=True)
 
 
 def cell_grade(*, cell_id: int) -> str:
     """Grade a cell whose run has finished (a no-op otherwise); returns the cell's status."""
     cell = (
         EvalCell.objects.select_related("evaluation", "row__content", "target__version", "run")
-        .defer("row__content__variables", "row__content__graders")
+        .defer("row__content__variables")
         .get(pk=cell_id)
     )
-    run = cell.run
     if cell.status in EvalCell.FINISHED:
         return cell.status
+    return _cell_grade(cell, cell.run, counted=False)
+
+
+def _cell_grade(cell: EvalCell, run: Run | None, *, counted: bool) -> str:
+    """Grade `cell` (read just now, not finished) from its `run`; `counted`: this grading
+    start is already counted in `grade_attempts` (by the claim)."""
     if run is None or run.status not in Run.FINISHED:
         return cell.status
     if run.status != Run.Status.DONE:
         status = CellStatus.CANCELLED if run.status == Run.Status.CANCELLED else CellStatus.ERROR
         _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000])
         return status
-    if not _grade_attempt(cell):
+    if not counted and not _grade_attempt(cell):
         return CellStatus.ERROR
     price = settings.EVAL_PRICES.get(f"{cell.target.provider}/{cell.target.model}")
     outcome = CellOutcome(
@@ -1115,21 +1171,24 @@ def cell_grade(*, cell_id: int) -> str:
 
 
 def _grade_attempt(cell: EvalCell) -> bool:
-    """Count one more start of the cell's grading; past EVAL_CELL_GRADE_ATTEMPTS_MAX the cell is
-    closed as an error instead (False): its grading killed or outlasted a worker each time, and
-    handing it over again would only take the next one."""
+    """Count one more start of the cell's grading (one conditional update); past
+    EVAL_CELL_GRADE_ATTEMPTS_MAX the cell is closed as an error instead (False): its grading
+    killed or outlasted a worker each time, and handing it over again would only take the next
+    one. A cell's first start is counted by its claim (`_cell_claim`); this counts the starts
+    of a redelivery or of the reaper."""
     limit = settings.EVAL_CELL_GRADE_ATTEMPTS_MAX
-    if EvalCell.objects.filter(pk=cell.pk, grade_attempts__gte=limit).exists():
-        _cell_close(
-            cell.pk,
-            cell.evaluation_id,
-            status=CellStatus.ERROR,
-            error=f"Grading was started {limit} times and never finished (its worker died or"
-            " ran out of time each time); given up.",
-        )
-        return False
-    EvalCell.objects.filter(pk=cell.pk).update(grade_attempts=F("grade_attempts") + 1)
-    return True
+    if EvalCell.objects.filter(pk=cell.pk, grade_attempts__lt=limit).update(
+        grade_attempts=F("grade_attempts") + 1
+    ):
+        return True
+    _cell_close(
+        cell.pk,
+        cell.evaluation_id,
+        status=CellStatus.ERROR,
+        error=f"Grading was started {limit} times and never finished (its worker died or"
+        " ran out of time each time); given up.",
+    )
+    return False
 
 
 def cell_time_out(*, cell_id: int) -> str:

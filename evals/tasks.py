@@ -27,21 +27,23 @@ from .services import evaluations_reap as evaluations_reap_service
     soft_time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT,
     time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,
 )
-def cell_execute(self: Task, cell_id: int) -> str:
+def cell_execute(self: Task, cell_id: int, user_id: int | None = None) -> str:
+    # `user_id`: the cell's account (evals/dispatch.py sends it; older messages lack it).
     try:
         status = cell_execute_service(cell_id=cell_id)
     except SoftTimeLimitExceeded:
         status = cell_time_out(cell_id=cell_id)
-        cell_ended_send_next(cell_id=cell_id)
+        cell_ended_send_next(cell_id=cell_id, user_id=user_id)
         return status
     except Exception:
-        cell_ended_send_next(cell_id=cell_id)  # a crashed cell still gives up its place
+        # a crashed cell still gives up its place
+        cell_ended_send_next(cell_id=cell_id, user_id=user_id)
         raise
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
         raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
     # The account's next cell goes to the queue as this one ends (its fair share).
-    cell_ended_send_next(cell_id=cell_id)
+    cell_ended_send_next(cell_id=cell_id, user_id=user_id)
     return status
 
 

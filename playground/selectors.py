@@ -143,6 +143,22 @@ def prompt_access_get_for_user(
     return _authorise(user, prompt, min_role)
 
 
+def prompt_readable_by(*, user_id: int, prompt: Prompt) -> bool:
+    """Whether the user may read `prompt`, as the caller has just read it (with its owner id):
+    no query when the user owns it, one for a grant in force otherwise (a worker's check of
+    an evaluation's author, who need not be loaded)."""
+    if access.role_decide(user_id=user_id, owner_id=prompt.owner_id, grant_role=None):
+        return True
+    grant = (
+        AccessGrant.objects.filter(access.grant_in_force(), prompt=prompt, user_id=user_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return (
+        access.role_decide(user_id=user_id, owner_id=prompt.owner_id, grant_role=grant) is not None
+    )
+
+
 def prompt_get_for_user(*, user: User, prompt_id: object, min_role: str = Role.VIEWER) -> Prompt:
     """`prompt_access_get_for_user` for callers that need only the prompt."""
     return prompt_access_get_for_user(user=user, prompt_id=prompt_id, min_role=min_role).prompt

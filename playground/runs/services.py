@@ -151,10 +151,9 @@ def run_create(
     `enqueue=False` the run stays queued for a caller that executes it itself (an evaluation's
     cell task calls `run_execute` in its own worker).
     """
-    key = _idempotency_key(idempotency_key)
-    content = version_content(version=version)
-    chosen_provider, chosen_model = _choose_model(content, provider, model)
-    values = run_variables_resolve(content=content, given=variables)
+    key, chosen_provider, chosen_model, values = _run_asked(
+        version, variables, idempotency_key, provider, model
+    )
     if key:
         earlier = Run.objects.filter(
             version=version, created_by_id=actor.pk, idempotency_key=key
@@ -192,6 +191,59 @@ def run_create(
     return RunCreated(run=run, created=True)
 
 
+def _run_asked(
+    version: PromptVersion, variables: object, key: object, provider: object, model: object
+) -> tuple[str, str, str, dict[str, str]]:
+    """What a new run of `version` is asked, checked: its key, provider, model and values."""
+    checked_key = _idempotency_key(key)
+    content = version_content(version=version)
+    chosen_provider, chosen_model = _choose_model(content, provider, model)
+    values = run_variables_resolve(content=content, given=variables)
+    return checked_key, chosen_provider, chosen_model, values
+
+
+def run_create_claimed(
+    *,
+    actor_id: int,
+    version: PromptVersion,
+    variables: object,
+    idempotency_key: str,
+    provider: object = None,
+    model: object = None,
+) -> Run:
+    """A run created already claimed by its caller (inserted `running`, never `queued`), who
+    executes it with `run_execute_claimed`: one insert where `run_create` and `run_claim` take
+    a look-up, a savepoint and an update. For a caller that creates and claims in a transaction
+    of its own (an evaluation's cell, with the cell's claim: one commit). No earlier run with
+    the key is looked up: the caller knows there is none, and if there is, the key's unique
+    constraint raises IntegrityError and the caller's transaction is rolled back."""
+    key, chosen_provider, chosen_model, values = _run_asked(
+        version, variables, idempotency_key, provider, model
+    )
+    if not key:
+        raise ValueError("run_create_claimed needs an idempotency key")
+    provider_get(chosen_provider).check_configured()
+    now = timezone.now()
+    run = Run.objects.create(
+        version=version,
+        created_by_id=actor_id,
+        provider=chosen_provider,
+        model=chosen_model,
+        variables=values,
+        idempotency_key=key,
+        on_run_queue=False,
+        status=Status.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        deliveries=1,
+    )
+    logger.info(
+        "run.created",
+        extra={"run_id": run.pk, "version_id": version.pk, "provider": chosen_provider},
+    )
+    return run
+
+
 def _enqueue(run_id: int) -> None:
     run_enqueue(run_id=run_id)
 
@@ -225,8 +277,9 @@ def _claim(run_id: int) -> bool:
 
 def run_claim(*, run_id: int) -> bool:
     """Claim a queued run for the caller, who then executes it with `run_execute_claimed`
-    (an evaluation cell claims its run in the transaction that claims the cell: one commit
-    fewer a cell). False when someone else has it or it is finished."""
+    (an evaluation cell whose run existed before its claim claims it in the transaction that
+    claims the cell; a new one is created claimed, `run_create_claimed`). False when someone
+    else has it or it is finished."""
     return _claim(run_id)
 
 
@@ -244,6 +297,7 @@ class _Writer:
         self.written = 0  # characters in the row
         self.flushed_at = 0.0
         self.first_token = True
+        self.first_token_at: datetime | None = None  # as written
         self.interval = settings.RUN_FLUSH_INTERVAL_MS / 1000
 
     def add(self, text: str) -> bool:
@@ -267,7 +321,7 @@ class _Writer:
         if piece:
             fields["output"] = _appended(piece)
         if self.first_token and piece:
-            fields["first_token_at"] = now
+            fields["first_token_at"] = self.first_token_at = now
             self.first_token = False
         self.flushed_at = time.monotonic()
         if not Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(**fields):
@@ -362,6 +416,24 @@ def run_execute_claimed(*, run_id: int) -> str:
     run = Run.objects.get(pk=run_id)
     if run.status != Status.RUNNING:
         return run.status  # cancelled between its claim and its call: the call is not sent
+    return _stream_and_finish(run)
+
+
+def run_execute_created(*, run: Run) -> Run:
+    """`run_execute_claimed` for the run `run_create_claimed` has just returned, handed over as
+    it is (its version with it): only its status is read again before the call (a run
+    cancelled since is not sent), and a run that finishes `done` is returned as written,
+    without reading it back (an evaluation grades it at once); any other is read back."""
+    status = Run.objects.values_list("status", flat=True).get(pk=run.pk)
+    if status == Status.RUNNING and _stream_and_finish(run) == Status.DONE:
+        return run
+    return Run.objects.get(pk=run.pk)
+
+
+def _stream_and_finish(run: Run) -> str:
+    """Stream the reply into `run` (running, this caller's) and finish it; returns the final
+    status. A run that ends `done` is also updated in memory with what was written."""
+    run_id = run.pk
     writer = _Writer(run_id)
     tools: list[dict[str, Any]] = []
     try:
@@ -397,6 +469,13 @@ def run_execute_claimed(*, run_id: int) -> str:
     )
     if not done:
         return Run.objects.values_list("status", flat=True).get(pk=run_id)
+    run.status = Status.DONE
+    run.output = run.output + "".join(writer.parts)
+    run.tool_calls = tools
+    run.stop_reason = finished.stop_reason[:STOP_REASON_MAX_CHARS]
+    run.input_tokens, run.output_tokens = finished.input_tokens, finished.output_tokens
+    run.finished_at = run.heartbeat_at = now
+    run.first_token_at = (writer.first_token_at or run.first_token_at) if writer.parts else now
     run_notify_status(run_id=run_id, status=Status.DONE)
     logger.info("run.done", extra={"run_id": run_id, "output_tokens": finished.output_tokens})
     return Status.DONE

@@ -1,0 +1,135 @@
+"""The work of one evaluation cell, pinned (issue #32, "Faster cells"): a cell executed and
+graded on the echo provider is at most CELL_STATEMENTS statements in at most two transactions
+(its claim and its close), whatever it is next to, so a change that adds a round trip to every
+cell shows here. `bench/evals.py` measures the time; `--profile` lists the statements."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evals import services as eval_services
+from evals.models import EvalCell, Evaluation
+from playground.models import Role, Run
+from tests.factories import make_user
+from tests.playground.factories import make_prompt
+
+# Cells stay queued: the evaluation's hand-off waits for a commit these tests never make.
+pytestmark = pytest.mark.django_db
+
+# Read the cell (with its evaluation, prompt, column, version and row); read the row's
+# declared values with its expected text, graders and threshold; insert its run already
+# claimed; claim the cell; read the run's status before the call; the run's first text; the
+# run's end; close the cell; count it (one statement with the close on PostgreSQL outside a
+# transaction; here, inside the test's, two).
+CELL_STATEMENTS = 9
+CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
+
+
+def _evaluation(rows: int = 3) -> Evaluation:
+    owner = make_user("owner")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    revision = eval_services.testset_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        name="t",
+        rows=eval_services.testset_rows_parse(
+            [{"variables": {"design": f"design {i}"}, "expected": "design"} for i in range(rows)]
+        ),
+    )
+    return eval_services.evaluation_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        revision=revision,
+        versions=[version.pk],
+        graders=[{"type": "contains"}, {"type": "max-output-tokens", "limit": 1000}],
+    )
+
+
+def _cells(evaluation: Evaluation) -> list[int]:
+    return list(EvalCell.objects.filter(evaluation=evaluation).values_list("pk", flat=True))
+
+
+def _measured(cell_id: int) -> tuple[list[str], int]:
+    with CaptureQueriesContext(connection) as captured:
+        assert eval_services.cell_execute(cell_id=cell_id) == "graded"
+    sql = [query["sql"] for query in captured.captured_queries]
+    statements = [s for s in sql if not s.startswith(CONTROL)]
+    transactions = sum(1 for s in sql if s.startswith(("BEGIN", "SAVEPOINT")))
+    return statements, transactions
+
+
+def test_a_cell_is_at_most_nine_statements_in_two_transactions(settings):
+    settings.RUN_ECHO_DELAY_MS = 0
+    evaluation = _evaluation()
+    first, middle, last = _cells(evaluation)
+    eval_services.cell_execute(cell_id=first)  # the evaluation moves to running with it
+    statements, transactions = _measured(middle)
+    listing = "\n".join(s[:160] for s in statements)
+    assert len(statements) <= CELL_STATEMENTS, listing
+    assert transactions <= 2, listing
+    # No webhook, no listener's query per cell: the end is announced once, after the commit
+    # that finishes the evaluation.
+    assert not any("webhooks_" in s for s in statements), listing
+    # The last cell also finishes the evaluation and reads its prompt for the announcement.
+    statements, transactions = _measured(last)
+    assert len(statements) <= CELL_STATEMENTS + 2, "\n".join(s[:160] for s in statements)
+    evaluation.refresh_from_db()
+    assert (evaluation.status, evaluation.cells_done) == ("done", 3)
+    cells = EvalCell.objects.filter(evaluation=evaluation)
+    assert {(c.status, c.passed, c.grade_attempts) for c in cells} == {("graded", True, 1)}
+    runs = Run.objects.filter(eval_cell__evaluation=evaluation)
+    assert {(r.status, r.deliveries, r.on_run_queue) for r in runs} == {("done", 1, False)}
+    assert all(r.started_at and r.first_token_at and r.finished_at for r in runs)
+
+
+def test_a_queued_cell_whose_run_exists_already_runs_it_once(settings):
+    """A queued cell has no run (the run commits with the claim), so its run is inserted
+    without a look-up; a cell left with one (by an older version of the code) still finds it
+    through the key's unique constraint, and the call is made once."""
+    settings.RUN_ECHO_DELAY_MS = 0
+    evaluation = _evaluation(rows=1)
+    (cell_id,) = _cells(evaluation)
+    cell = EvalCell.objects.select_related("evaluation__created_by", "target__version", "row").get(
+        pk=cell_id
+    )
+    earlier = eval_services._run_new(cell)  # queued, and not set on the cell
+    assert eval_services.cell_execute(cell_id=cell_id) == "graded"
+    cell.refresh_from_db()
+    assert cell.run_id == earlier
+    assert Run.objects.filter(idempotency_key=f"eval-cell-{cell_id}").count() == 1
+    assert Run.objects.get(pk=earlier).status == "done"
+    assert Evaluation.objects.get(pk=evaluation.pk).status == "done"
+
+
+def test_an_author_with_a_grant_pays_one_read_for_it(settings):
+    """The access check reads nothing for an author who owns the prompt; an author with a
+    grant has it read for every cell (a revoked one stops the next cell, test_services)."""
+    from playground.services import grant_set
+
+    settings.RUN_ECHO_DELAY_MS = 0
+    owner, editor = make_user("owner"), make_user("editor")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    revision = eval_services.testset_create(
+        actor=owner,
+        prompt=prompt,
+        role=Role.OWNER,
+        name="t",
+        rows=eval_services.testset_rows_parse([{"variables": {"design": "d"}, "expected": "d"}]),
+    )
+    grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
+    evaluation = eval_services.evaluation_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        revision=revision,
+        versions=[version.pk],
+        graders=[{"type": "contains"}],
+    )
+    (cell_id,) = _cells(evaluation)
+    statements, _ = _measured(cell_id)
+    grants = [s for s in statements if "playground_accessgrant" in s]
+    assert len(grants) == 1, "\n".join(s[:160] for s in statements)
