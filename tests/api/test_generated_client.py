@@ -9,6 +9,7 @@ the live server sends too (tests/schemacheck.py).
 import importlib
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -29,13 +30,18 @@ def generated(live_server, tmp_path):
     """The client package generated from the live server's schema, imported."""
     config = tmp_path / "config.yaml"
     config.write_text(GENERATOR_CONFIG)
+    # The schema is fetched here, with a generous timeout, not by the generator: its own HTTP
+    # client gives up after 5 s, which a loaded machine's first schema build can take.
+    schema = tmp_path / "schema.json"
+    with urllib.request.urlopen(f"{live_server.url}/api/schema/?format=json", timeout=300) as r:
+        schema.write_bytes(r.read())
     generator = Path(sys.executable).with_name("openapi-python-client")
     proc = subprocess.run(
         [
             str(generator),
             "generate",
-            "--url",
-            f"{live_server.url}/api/schema/",
+            "--path",
+            str(schema),
             "--output-path",
             str(tmp_path / PACKAGE),
             "--meta",
