@@ -167,8 +167,15 @@ class _Locator:
             return ORPHANED
         found = self._by_diff() or self._by_exact_search()
         if found is not None and self._twin_as_close(found):
-            return ORPHANED
-        return found or self._by_unique_move() or self._by_fuzzy_search() or ORPHANED
+            # the quote cannot tell its copies apart; its whole line still may
+            return self._by_unique_line() or ORPHANED
+        return (
+            found
+            or self._by_unique_line()
+            or self._by_unique_move()
+            or self._by_fuzzy_search()
+            or ORPHANED
+        )
 
     def _twin_as_close(self, anchor: Anchor) -> bool:
         """Whether another verbatim copy of the quote in the new text has old context around it
@@ -188,9 +195,20 @@ class _Locator:
             return False  # its whole neighbourhood came along: a copied block, the diff decides
         bar = ours - TWIN_MARGIN
         size = len(self.quote)
+        raw_start, raw_end = folded.raw_span(start, end)
+        kept_all = (
+            self._distance(raw_start, raw_end) == 0
+            and self.revision.headings_new.path_at(anchor.start) == self.selector.heading_path
+        )
         for pos in hits:
             if pos == start:
                 continue
+            if kept_all:
+                raw_start, raw_end = folded.raw_span(pos, pos + size)
+                if self._is_foreign(raw_start, raw_end) or (
+                    self.revision.headings_new.path_at(raw_start) != self.selector.heading_path
+                ):
+                    continue
             if self._run_before(pos) + self._run_after(pos + size) >= bar:
                 return True
         return False
@@ -344,10 +362,17 @@ class _Locator:
         if not (
             self._context_ok(at(start), at(end), CONTEXT_MIN)
             or self._unique()
+            or self._once_each()
             or self._whole_line_once(start, end)
         ):
             return None
         return self._verbatim(start, end)
+
+    def _once_each(self) -> bool:
+        return (
+            len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
+            and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
+        )
 
     def _whole_line_once(self, start: int, end: int) -> bool:
         """Whether the passage is a whole line in both texts (a heading's title: Markdown
@@ -395,7 +420,11 @@ class _Locator:
             raw_start, raw_end = folded.raw_span(pos, end)
             if self._is_foreign(raw_start, raw_end):
                 continue
-            if not (distinctive or self._context_ok(pos, end, CONTEXT_MIN)):
+            if not (
+                distinctive
+                or self._context_ok(pos, end, CONTEXT_MIN)
+                or (self._distance(raw_start, raw_end) == 0 and self._once_each())
+            ):
                 continue
             if not self._near(raw_start, raw_end) and not self._moved_here(
                 pos, end, distinctive=distinctive
@@ -439,6 +468,33 @@ class _Locator:
             # section's component name): that passage, not this one moved
             return None
         return self._verbatim(start, end)
+
+    def _by_unique_line(self) -> Anchor | None:
+        """The lines holding the passage, whole and verbatim (indentation aside), occur as
+        whole lines exactly once in each text: the passage is on them, at the same place in
+        the line, wherever they went (issue #36: a section moved below another, its bullets
+        intact, while the diff paired pieces of them with the twin bullets of other
+        sections). Only lines long enough to be evidence on their own (DISTINCTIVE_CHARS)
+        count, since "No." or a table's header row recur in templated prose."""
+        if self.own is None:
+            return None
+        old, new = self.revision.old, self.revision.new
+        line_lo = old.rfind("\n", 0, self.own[0]) + 1
+        line_hi = old.find("\n", self.own[1])
+        block = old[line_lo : len(old) if line_hi == -1 else line_hi]
+        lines = block.strip()
+        if len(lines) < DISTINCTIVE_CHARS:
+            return None
+        offset = self.own[0] - (line_lo + block.index(lines))
+        if len(_whole_line_hits(old, lines)) != 1:
+            return None
+        hits = _whole_line_hits(new, lines)
+        if len(hits) != 1:
+            return None
+        start = hits[0] + offset
+        if new[start : start + len(self.selector.exact)] != self.selector.exact:
+            return None
+        return self._verbatim(start, start + len(self.selector.exact))
 
     # ---- step 3: fuzzy search
 
@@ -691,6 +747,26 @@ def _settle(
     return max(
         (p for p in positions if p in scores and scores[p] >= best - BOUNDARY_SLACK), key=context
     )
+
+
+def _whole_line_hits(text: str, lines: str) -> list[int]:
+    """Where ``lines`` (stripped) occurs in ``text`` as whole lines, indentation aside (up to
+    two hits: callers only ask whether there is exactly one)."""
+    found: list[int] = []
+    for pos in find_all(text, lines, MAX_OCCURRENCES):
+        end = pos + len(lines)
+        line_lo = text.rfind("\n", 0, pos) + 1
+        if text[line_lo:pos].strip() or text[end : _line_end(text, end)].strip():
+            continue
+        found.append(pos)
+        if len(found) == 2:
+            break
+    return found
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end == -1 else end
 
 
 def _char_class(ch: str) -> int:
