@@ -11,6 +11,7 @@ from functools import cached_property
 from common.textdiff import common_prefix, common_suffix
 
 from .base import (
+    ATX_HEADING,
     BOUNDARY_SLACK,
     COMMON_SEEDS_MAX,
     CONTEXT_MIN,
@@ -47,6 +48,7 @@ from .base import (
     TEMPLATE_SHARE,
     TWIN_MARGIN,
     TWIN_SIMILARITY_MARGIN,
+    UNIQUE_LINE_CHARS,
     UNIT_RUN,
     WIDE_CONTEXT,
     Anchor,
@@ -363,6 +365,7 @@ class _Locator:
             self._context_ok(at(start), at(end), CONTEXT_MIN)
             or self._unique()
             or self._once_each()
+            or self._others_kept_elsewhere(start, end)
             or self._whole_line_once(start, end)
         ):
             return None
@@ -373,6 +376,22 @@ class _Locator:
             len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
             and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
         )
+
+    def _others_kept_elsewhere(self, start: int, end: int) -> bool:
+        """For the copy the diff keeps in place (raw span): whether it sits in the passage's
+        section (same heading path) and every other copy of the quote in the new text is
+        one the diff keeps from another old passage. Each of those is that passage, so the
+        one left is this one, whatever was rewritten around it (issue #36: a repeated
+        phrase whose sentence was reworded on both sides). A copy in another section is no
+        help: a deleted section's boilerplate is aligned with the new section's in its place."""
+        if self.revision.headings_new.path_at(start) != self.selector.heading_path:
+            return False
+        folded = self.revision.folded_new
+        own = folded.at(start)
+        for pos in find_all(folded.text, self.quote, MAX_OCCURRENCES):
+            if pos != own and not self._is_foreign(*folded.raw_span(pos, pos + len(self.quote))):
+                return False
+        return True
 
     def _whole_line_once(self, start: int, end: int) -> bool:
         """Whether the passage is a whole line in both texts (a heading's title: Markdown
@@ -474,8 +493,10 @@ class _Locator:
         whole lines exactly once in each text: the passage is on them, at the same place in
         the line, wherever they went (issue #36: a section moved below another, its bullets
         intact, while the diff paired pieces of them with the twin bullets of other
-        sections). Only lines long enough to be evidence on their own (DISTINCTIVE_CHARS)
-        count, since "No." or a table's header row recur in templated prose."""
+        sections). Only lines long enough to be evidence on their own (UNIQUE_LINE_CHARS)
+        count, since "No." or a table's header row recur in templated prose, or a section
+        title in both texts (a Markdown ``#`` heading or a reStructuredText title over its
+        underline), however short: "Futures" as a title once in each text is that title."""
         if self.own is None:
             return None
         old, new = self.revision.old, self.revision.new
@@ -483,13 +504,16 @@ class _Locator:
         line_hi = old.find("\n", self.own[1])
         block = old[line_lo : len(old) if line_hi == -1 else line_hi]
         lines = block.strip()
-        if len(lines) < DISTINCTIVE_CHARS:
+        title = _is_title(old, line_lo + block.index(lines), lines)
+        if len(lines) < UNIQUE_LINE_CHARS and not title:
             return None
         offset = self.own[0] - (line_lo + block.index(lines))
         if len(_whole_line_hits(old, lines)) != 1:
             return None
         hits = _whole_line_hits(new, lines)
-        if len(hits) != 1:
+        if len(hits) != 1 or (
+            len(lines) < UNIQUE_LINE_CHARS and not _is_title(new, hits[0], lines)
+        ):
             return None
         start = hits[0] + offset
         if new[start : start + len(self.selector.exact)] != self.selector.exact:
@@ -762,6 +786,24 @@ def _whole_line_hits(text: str, lines: str) -> list[int]:
         if len(found) == 2:
             break
     return found
+
+
+def _is_title(text: str, pos: int, lines: str) -> bool:
+    """Whether the line ``lines`` at ``pos`` is a section title: a Markdown ATX heading, or a
+    reStructuredText title (the next line one punctuation character repeated at least as long
+    as the title)."""
+    if "\n" in lines:
+        return False
+    if lines.startswith("#") and ATX_HEADING.match(lines):
+        return True
+    end = _line_end(text, pos + len(lines))
+    under = text[end + 1 : _line_end(text, end + 1)].strip()
+    return (
+        len(under) >= len(lines)
+        and not under[0].isalnum()
+        and not under[0].isspace()
+        and under == under[0] * len(under)
+    )
 
 
 def _line_end(text: str, pos: int) -> int:
