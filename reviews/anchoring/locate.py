@@ -548,7 +548,25 @@ class _Locator:
                 best = judged
         if best is None or self._twin_as_similar(best[2], best[3]):
             return None
-        return self._verbatim(*folded.raw_span(best[2], best[3]))
+        raw_start, raw_end = folded.raw_span(best[2], best[3])
+        if self._section_replaced(raw_start):
+            return None
+        return self._verbatim(raw_start, raw_end)
+
+    def _section_replaced(self, raw_start: int) -> bool:
+        """Whether a fuzzy landing sits in a section that replaced the passage's: its heading
+        path is not the passage's, the passage's section is gone from the new text and the
+        landing's is new in it. A section deleted and another built from the same template put
+        in its place (issue #36: "Disabling the gate makes the apiserver ignore the field" for
+        the deleted "... the metrics server ...") differs from the passage in a name only,
+        which is all a reworded sentence differs in: orphaned, as a rewrite would be."""
+        wanted = self.selector.heading_path
+        path = self.revision.headings_new.path_at(raw_start)
+        if not wanted or path == wanted:
+            return False
+        return wanted not in self.revision.headings_new.paths and (
+            path not in self.revision.headings_old.paths
+        )
 
     def _twin_as_similar(self, start: int, end: int) -> bool:
         """Whether a fuzzy landing (folded span) has a twin as similar to the quote: where the

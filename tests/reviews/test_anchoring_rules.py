@@ -150,3 +150,26 @@ def test_the_copy_the_diff_keeps_is_the_passage_when_every_other_copy_is_kept_fr
     anchor, landed = _land(old, new, "Matching criteria is fully")
     assert anchor.status == "exact", anchor
     assert anchor.start == new.index("Matching criteria is fully")
+
+
+def _rollback(name: str) -> str:
+    return (
+        f"## The {name}\n\n### Rollback\n\n"
+        f"Yes. Disabling the gate makes the {name} ignore the field; objects that set it keep it."
+        "\n\n"
+    )
+
+
+def test_a_sentence_of_a_replaced_section_does_not_land_fuzzily_in_its_replacement() -> None:
+    # The metrics server's section was deleted and the apiserver's, built from the same
+    # template, put in its place: the diff maps the sentence there, and it differs from the
+    # apiserver's in a name only ("server" even survives), which is all a reworded sentence
+    # would differ in. Its section is gone and the landing's is new: orphaned, not re-homed.
+    names = ["scheduler", "metrics server", "DNS add-on", "CSI driver"]
+    old = _kep(*[_rollback(n) for n in names])
+    new = _kep(*[_rollback("apiserver" if n == "metrics server" else n) for n in names])
+    quote = (
+        "Disabling the gate makes the metrics server ignore the field; objects that set it keep it."
+    )
+    anchor, landed = _land(old, new, quote)
+    assert anchor.status == "orphaned", (anchor, landed)
