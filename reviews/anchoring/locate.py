@@ -360,18 +360,19 @@ class _Locator:
         start, end = hit
         at = self.revision.folded_new.at
         # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
-        # a quote that occurs once in each text is taken on the diff's word alone.
+        # a quote that occurs once in each text (however short: "Abstract" under a PEP header
+        # the revision rewrote), or whose other copies the diff explains, is taken on the
+        # diff's word alone.
         if not (
             self._context_ok(at(start), at(end), CONTEXT_MIN)
-            or self._unique()
             or self._once_each()
             or self._others_kept_elsewhere(start, end)
-            or self._whole_line_once(start, end)
         ):
             return None
         return self._verbatim(start, end)
 
     def _once_each(self) -> bool:
+        """Whether the quote occurs exactly once in each text (whitespace folded)."""
         return (
             len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
             and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
@@ -392,23 +393,6 @@ class _Locator:
             if pos != own and not self._is_foreign(*folded.raw_span(pos, pos + len(self.quote))):
                 return False
         return True
-
-    def _whole_line_once(self, start: int, end: int) -> bool:
-        """Whether the passage is a whole line in both texts (a heading's title: Markdown
-        ``#`` markers aside, or a reStructuredText title above its underline) and occurs once
-        in each: a kept line that nothing else repeats is the passage however short (issue
-        #36: "Abstract" under a PEP header the revision rewrote)."""
-        assert self.own is not None
-        for text, (lo, hi) in ((self.revision.old, self.own), (self.revision.new, (start, end))):
-            line_lo = text.rfind("\n", 0, lo) + 1
-            line_hi = text.find("\n", hi)
-            line = text[line_lo : len(text) if line_hi == -1 else line_hi]
-            if line.strip().lstrip("#").strip() != text[lo:hi].strip():
-                return False
-        return (
-            len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
-            and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
-        )
 
     def _snap(self, start: int, end: int) -> tuple[int, int]:
         """Undo an edge shift from whitespace folding: a quote that starts or ends inside a
