@@ -543,11 +543,12 @@ class _Locator:
         landing's is new in it. A section deleted and another built from the same template put
         in its place (issue #36: "Disabling the gate makes the apiserver ignore the field" for
         the deleted "... the metrics server ...") differs from the passage in a name only,
-        which is all a reworded sentence differs in: orphaned, as a rewrite would be."""
+        which is all a reworded sentence differs in: orphaned, as a rewrite would be. Paths
+        under different document titles are not compared: a renamed title changes them all."""
         wanted = self.selector.heading_path
         path = self.revision.headings_new.path_at(raw_start)
-        if not wanted or path == wanted:
-            return False
+        if not wanted or not path or path[0] != wanted[0] or path == wanted:
+            return False  # under another document title: the title was renamed, not a section
         return wanted not in self.revision.headings_new.paths and (
             path not in self.revision.headings_old.paths
         )
