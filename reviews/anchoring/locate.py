@@ -184,7 +184,10 @@ class _Locator:
         nearly as long as the landing's (TWIN_MARGIN): boilerplate repeated section after
         section ("Drawbacks", the production-readiness answers, near-identical bullets) gives
         every copy the same context up to a name or a figure, and when the copy the diff chose
-        is no better placed than its twins, which one it is cannot be told: orphaned."""
+        is no better placed than its twins, which one it is cannot be told: orphaned. Except
+        for a landing where the diff puts the passage, in the passage's section: there copies
+        the diff keeps from other old passages (they are those passages) or that sit in other
+        sections are no twins (issue #36: a bullet kept among twin bullets edited around it)."""
         if anchor.start is None or anchor.end is None or anchor.score < 1.0:
             return False
         folded = self.revision.folded_new
