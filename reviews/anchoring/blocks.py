@@ -144,6 +144,10 @@ class RevisionPair:
     def headings_new(self) -> Headings:
         return headings_index(self.new, self.new_key)
 
+    @cached_property
+    def headings_old(self) -> Headings:
+        return headings_index(self.old, self.old_key)
+
     def _edit_at(self, pos: int) -> _Block | None:
         """The edit group touching old offset ``pos``; None if ``pos`` is inside kept text."""
         i = bisect.bisect_right(self._old_starts, pos) - 1

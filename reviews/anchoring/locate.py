@@ -11,6 +11,7 @@ from functools import cached_property
 from common.textdiff import common_prefix, common_suffix
 
 from .base import (
+    ATX_HEADING,
     BOUNDARY_SLACK,
     COMMON_SEEDS_MAX,
     CONTEXT_MIN,
@@ -47,6 +48,7 @@ from .base import (
     TEMPLATE_SHARE,
     TWIN_MARGIN,
     TWIN_SIMILARITY_MARGIN,
+    UNIQUE_LINE_CHARS,
     UNIT_RUN,
     WIDE_CONTEXT,
     Anchor,
@@ -167,15 +169,25 @@ class _Locator:
             return ORPHANED
         found = self._by_diff() or self._by_exact_search()
         if found is not None and self._twin_as_close(found):
-            return ORPHANED
-        return found or self._by_unique_move() or self._by_fuzzy_search() or ORPHANED
+            # the quote cannot tell its copies apart; its whole line still may
+            return self._by_unique_line() or ORPHANED
+        return (
+            found
+            or self._by_unique_line()
+            or self._by_unique_move()
+            or self._by_fuzzy_search()
+            or ORPHANED
+        )
 
     def _twin_as_close(self, anchor: Anchor) -> bool:
         """Whether another verbatim copy of the quote in the new text has old context around it
         nearly as long as the landing's (TWIN_MARGIN): boilerplate repeated section after
         section ("Drawbacks", the production-readiness answers, near-identical bullets) gives
         every copy the same context up to a name or a figure, and when the copy the diff chose
-        is no better placed than its twins, which one it is cannot be told: orphaned."""
+        is no better placed than its twins, which one it is cannot be told: orphaned. Except
+        for a landing where the diff puts the passage, in the passage's section: there copies
+        the diff keeps from other old passages (they are those passages) or that sit in other
+        sections are no twins (issue #36: a bullet kept among twin bullets edited around it)."""
         if anchor.start is None or anchor.end is None or anchor.score < 1.0:
             return False
         folded = self.revision.folded_new
@@ -188,9 +200,20 @@ class _Locator:
             return False  # its whole neighbourhood came along: a copied block, the diff decides
         bar = ours - TWIN_MARGIN
         size = len(self.quote)
+        raw_start, raw_end = folded.raw_span(start, end)
+        kept_all = (
+            self._distance(raw_start, raw_end) == 0
+            and self.revision.headings_new.path_at(anchor.start) == self.selector.heading_path
+        )
         for pos in hits:
             if pos == start:
                 continue
+            if kept_all:
+                raw_start, raw_end = folded.raw_span(pos, pos + size)
+                if self._is_foreign(raw_start, raw_end) or (
+                    self.revision.headings_new.path_at(raw_start) != self.selector.heading_path
+                ):
+                    continue
             if self._run_before(pos) + self._run_after(pos + size) >= bar:
                 return True
         return False
@@ -340,31 +363,39 @@ class _Locator:
         start, end = hit
         at = self.revision.folded_new.at
         # Even an optimal diff may align the quote with a look-alike in rewritten prose; only
-        # a quote that occurs once in each text is taken on the diff's word alone.
+        # a quote that occurs once in each text (however short: "Abstract" under a PEP header
+        # the revision rewrote), or whose other copies the diff explains, is taken on the
+        # diff's word alone.
         if not (
             self._context_ok(at(start), at(end), CONTEXT_MIN)
-            or self._unique()
-            or self._whole_line_once(start, end)
+            or self._once_each()
+            or self._others_kept_elsewhere(start, end)
         ):
             return None
         return self._verbatim(start, end)
 
-    def _whole_line_once(self, start: int, end: int) -> bool:
-        """Whether the passage is a whole line in both texts (a heading's title: Markdown
-        ``#`` markers aside, or a reStructuredText title above its underline) and occurs once
-        in each: a kept line that nothing else repeats is the passage however short (issue
-        #36: "Abstract" under a PEP header the revision rewrote)."""
-        assert self.own is not None
-        for text, (lo, hi) in ((self.revision.old, self.own), (self.revision.new, (start, end))):
-            line_lo = text.rfind("\n", 0, lo) + 1
-            line_hi = text.find("\n", hi)
-            line = text[line_lo : len(text) if line_hi == -1 else line_hi]
-            if line.strip().lstrip("#").strip() != text[lo:hi].strip():
-                return False
+    def _once_each(self) -> bool:
+        """Whether the quote occurs exactly once in each text (whitespace folded)."""
         return (
             len(find_all(self.revision.folded_new.text, self.quote, 2)) == 1
             and len(find_all(self.revision.folded_old.text, self.quote, 2)) == 1
         )
+
+    def _others_kept_elsewhere(self, start: int, end: int) -> bool:
+        """For the copy the diff keeps in place (raw span): whether it sits in the passage's
+        section (same heading path) and every other copy of the quote in the new text is
+        one the diff keeps from another old passage. Each of those is that passage, so the
+        one left is this one, whatever was rewritten around it (issue #36: a repeated
+        phrase whose sentence was reworded on both sides). A copy in another section is no
+        help: a deleted section's boilerplate is aligned with the new section's in its place."""
+        if self.revision.headings_new.path_at(start) != self.selector.heading_path:
+            return False
+        folded = self.revision.folded_new
+        own = folded.at(start)
+        for pos in find_all(folded.text, self.quote, MAX_OCCURRENCES):
+            if pos != own and not self._is_foreign(*folded.raw_span(pos, pos + len(self.quote))):
+                return False
+        return True
 
     def _snap(self, start: int, end: int) -> tuple[int, int]:
         """Undo an edge shift from whitespace folding: a quote that starts or ends inside a
@@ -395,7 +426,11 @@ class _Locator:
             raw_start, raw_end = folded.raw_span(pos, end)
             if self._is_foreign(raw_start, raw_end):
                 continue
-            if not (distinctive or self._context_ok(pos, end, CONTEXT_MIN)):
+            if not (
+                distinctive
+                or self._context_ok(pos, end, CONTEXT_MIN)
+                or (self._distance(raw_start, raw_end) == 0 and self._once_each())
+            ):
                 continue
             if not self._near(raw_start, raw_end) and not self._moved_here(
                 pos, end, distinctive=distinctive
@@ -440,6 +475,38 @@ class _Locator:
             return None
         return self._verbatim(start, end)
 
+    def _by_unique_line(self) -> Anchor | None:
+        """The lines holding the passage, whole and verbatim (indentation aside), occur as
+        whole lines exactly once in each text: the passage is on them, at the same place in
+        the line, wherever they went (issue #36: a section moved below another, its bullets
+        intact, while the diff paired pieces of them with the twin bullets of other
+        sections). Only lines long enough to be evidence on their own (UNIQUE_LINE_CHARS)
+        count, since "No." or a table's header row recur in templated prose, or a section
+        title in both texts (a Markdown ``#`` heading or a reStructuredText title over its
+        underline), however short: "Futures" as a title once in each text is that title."""
+        if self.own is None:
+            return None
+        old, new = self.revision.old, self.revision.new
+        line_lo = old.rfind("\n", 0, self.own[0]) + 1
+        line_hi = old.find("\n", self.own[1])
+        block = old[line_lo : len(old) if line_hi == -1 else line_hi]
+        lines = block.strip()
+        title = _is_title(old, line_lo + block.index(lines), lines)
+        if len(lines) < UNIQUE_LINE_CHARS and not title:
+            return None
+        offset = self.own[0] - (line_lo + block.index(lines))
+        if len(_whole_line_hits(old, lines)) != 1:
+            return None
+        hits = _whole_line_hits(new, lines)
+        if len(hits) != 1 or (
+            len(lines) < UNIQUE_LINE_CHARS and not _is_title(new, hits[0], lines)
+        ):
+            return None
+        start = hits[0] + offset
+        if new[start : start + len(self.selector.exact)] != self.selector.exact:
+            return None
+        return self._verbatim(start, start + len(self.selector.exact))
+
     # ---- step 3: fuzzy search
 
     def _by_fuzzy_search(self) -> Anchor | None:
@@ -468,7 +535,26 @@ class _Locator:
                 best = judged
         if best is None or self._twin_as_similar(best[2], best[3]):
             return None
-        return self._verbatim(*folded.raw_span(best[2], best[3]))
+        raw_start, raw_end = folded.raw_span(best[2], best[3])
+        if self._section_replaced(raw_start):
+            return None
+        return self._verbatim(raw_start, raw_end)
+
+    def _section_replaced(self, raw_start: int) -> bool:
+        """Whether a fuzzy landing sits in a section that replaced the passage's: its heading
+        path is not the passage's, the passage's section is gone from the new text and the
+        landing's is new in it. A section deleted and another built from the same template put
+        in its place (issue #36: "Disabling the gate makes the apiserver ignore the field" for
+        the deleted "... the metrics server ...") differs from the passage in a name only,
+        which is all a reworded sentence differs in: orphaned, as a rewrite would be. Paths
+        under different document titles are not compared: a renamed title changes them all."""
+        wanted = self.selector.heading_path
+        path = self.revision.headings_new.path_at(raw_start)
+        if not wanted or not path or path[0] != wanted[0] or path == wanted:
+            return False  # under another document title: the title was renamed, not a section
+        return wanted not in self.revision.headings_new.paths and (
+            path not in self.revision.headings_old.paths
+        )
 
     def _twin_as_similar(self, start: int, end: int) -> bool:
         """Whether a fuzzy landing (folded span) has a twin as similar to the quote: where the
@@ -691,6 +777,44 @@ def _settle(
     return max(
         (p for p in positions if p in scores and scores[p] >= best - BOUNDARY_SLACK), key=context
     )
+
+
+def _whole_line_hits(text: str, lines: str) -> list[int]:
+    """Where ``lines`` (stripped) occurs in ``text`` as whole lines, indentation aside (up to
+    two hits: callers only ask whether there is exactly one)."""
+    found: list[int] = []
+    for pos in find_all(text, lines, MAX_OCCURRENCES):
+        end = pos + len(lines)
+        line_lo = text.rfind("\n", 0, pos) + 1
+        if text[line_lo:pos].strip() or text[end : _line_end(text, end)].strip():
+            continue
+        found.append(pos)
+        if len(found) == 2:
+            break
+    return found
+
+
+def _is_title(text: str, pos: int, lines: str) -> bool:
+    """Whether the line ``lines`` at ``pos`` is a section title: a Markdown ATX heading, or a
+    reStructuredText title (the next line one punctuation character repeated at least as long
+    as the title)."""
+    if "\n" in lines:
+        return False
+    if lines.startswith("#") and ATX_HEADING.match(lines):
+        return True
+    end = _line_end(text, pos + len(lines))
+    under = text[end + 1 : _line_end(text, end + 1)].strip()
+    return (
+        len(under) >= len(lines)
+        and not under[0].isalnum()
+        and not under[0].isspace()
+        and under == under[0] * len(under)
+    )
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end == -1 else end
 
 
 def _char_class(ch: str) -> int:
