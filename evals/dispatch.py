@@ -117,8 +117,16 @@ def cells_send_next(*, user_id: int) -> int:
     for index, cell_id in enumerate(picked):
         try:
             # The account rides along, so the cell's task sends the next without looking it up.
+            # The time limits are left to the worker that takes the cell (its own
+            # EVAL_CELL_SOFT_TIME_LIMIT, evals/tasks.py): without the explicit None, Celery
+            # copies the limits of this process's registration of the task into the message,
+            # when it has one, and a message's limits override the worker's.
             current_app.send_task(
-                CELL_TASK, args=[cell_id, user_id], queue=settings.EVAL_TASK_QUEUE
+                CELL_TASK,
+                args=[cell_id, user_id],
+                queue=settings.EVAL_TASK_QUEUE,
+                time_limit=None,
+                soft_time_limit=None,
             )
         except BACKEND_DOWN:
             # The broker is down: these cells wait, unsent, for the reaper (never lost).

@@ -97,6 +97,25 @@ def test_an_accounts_share_spans_its_evaluations(settings):
         assert sent.filter(evaluation=second).count() == 1
 
 
+def test_a_cells_message_leaves_its_time_limits_to_the_worker_that_takes_it(settings):
+    """The worker applies its own EVAL_CELL_SOFT_TIME_LIMIT to a cell: the message carries no
+    limits, even from a process where the cell task is registered (with this process's
+    settings), whose limits Celery would otherwise copy into the message, where they win."""
+    app.loader.import_default_modules()
+    registered = app.tasks[CELL_TASK]
+    assert (registered.time_limit, registered.soft_time_limit) != (None, None)
+    owner = make_user()
+    with publishing(settings, fresh_queue("cell-limits")) as queue:
+        evaluation = _evaluation(owner, rows=1)
+        message = queue_pop(queue)
+    assert message is not None
+    assert (message.task, message.args) == (
+        CELL_TASK,
+        [EvalCell.objects.get(evaluation=evaluation).pk, owner.pk],
+    )
+    assert message.time_limits == [None, None]
+
+
 def test_cells_accepted_while_the_broker_is_down_are_sent_by_the_reaper(settings):
     settings.EVAL_USER_CELLS_IN_FLIGHT = 2
     owner = make_user()

@@ -16,6 +16,7 @@ from tests.playground.runkit.worker import needs_broker
 class Message:
     task: str
     args: list
+    time_limits: list  # [hard, soft] as the message carries them; None: the worker's own
 
 
 def fresh_queue(prefix: str) -> str:
@@ -52,7 +53,11 @@ def queue_pop(queue: str, timeout: float = 2.0) -> Message | None:
         finally:
             simple.close()
         args, _kwargs, _embed = message.decode()
-        return Message(task=message.headers["task"], args=list(args))
+        return Message(
+            task=message.headers["task"],
+            args=list(args),
+            time_limits=list(message.headers.get("timelimit") or [None, None]),
+        )
 
 
 def queue_purge(queue: str) -> None:
