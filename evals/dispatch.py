@@ -2,7 +2,8 @@
 
 With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE, but never more than
 EVAL_USER_CELLS_IN_FLIGHT of one account's unfinished cells handed over at once (issue #31):
-the next is sent as each ends (`cell_ended_send_next`), so the queue the workers share holds at
+the next is sent as each ends (by the cell's close, in its transaction: `cells_feed_in_close`;
+else by its task, `cell_ended_send_next`), so the queue the workers share holds at
 most that many of an account's cells whatever it queued, and another account's run waits about
 one run's time. A cell whose provider is at its cap is retried shortly by the task itself.
 A cell's `sent_at` marks it handed over; a publish that fails (the broker is down) clears it
