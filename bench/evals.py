@@ -161,6 +161,7 @@ import cProfile, io, json, pstats, time
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from evals.dispatch import NextCells
 from evals.models import EvalCell, TestSetRevision
 from evals.services import cell_execute, evaluation_create
 from playground.models import Prompt, PromptVersion, Role
@@ -189,8 +190,9 @@ def cells():
         versions=FIXTURE["versions"], models=[{"provider": "echo", "model": "echo-1"}],
         graders=[{"type": "contains"}, {"type": "max-output-tokens", "limit": 1000}],
     )
+    # As the cell task calls it: the close hands over the account's next cells (the fair feed).
     for cell_id in EvalCell.objects.filter(evaluation=evaluation).values_list("pk", flat=True):
-        cell_execute(cell_id=cell_id)
+        cell_execute(cell_id=cell_id, feed=NextCells(user_id=user.pk))
 
 
 out = {}

@@ -2,7 +2,8 @@
 
 With a broker: one `evals.cell_execute` task per cell on EVAL_TASK_QUEUE, but never more than
 EVAL_USER_CELLS_IN_FLIGHT of one account's unfinished cells handed over at once (issue #31):
-the next is sent as each ends (`cell_ended_send_next`), so the queue the workers share holds at
+the next is sent as each ends (by the cell's close, in its transaction: `cells_feed_in_close`;
+else by its task, `cell_ended_send_next`), so the queue the workers share holds at
 most that many of an account's cells whatever it queued, and another account's run waits about
 one run's time. A cell whose provider is at its cap is retried shortly by the task itself.
 A cell's `sent_at` marks it handed over; a publish that fails (the broker is down) clears it
@@ -21,6 +22,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
 
 from celery import current_app
 from django.conf import settings
@@ -83,37 +86,86 @@ def cells_dispatch(*, evaluation_id: int, execute: CellExecute, unfinished: bool
 _UNFINISHED = (EvalCell.Status.QUEUED, EvalCell.Status.RUNNING)
 
 
-def cells_send_next(*, user_id: int) -> int:
-    """Hand the account's next unsent cells (oldest evaluation first, in matrix order) to the
-    broker, up to EVAL_USER_CELLS_IN_FLIGHT of its unfinished cells handed over; returns how
-    many were sent. The count and the marking are done with the account's row locked, so two
-    cells ending at once cannot both fill the last place."""
+@dataclass
+class NextCells:
+    """The fair feed done by a cell's close (issue #32): the account whose next cells the close
+    hands over in its own transaction, and whether it did (`done`: the cell's task then sends
+    none itself)."""
+
+    user_id: int
+    done: bool = False
+
+
+def account_lock(*, user_id: int) -> None:
+    """Take the account's feed lock until the transaction ends: the count of its handed-over
+    cells and their marking are done under it, so two cells ending at once cannot both fill the
+    last place. (A row lock that leaves the row's key alone: the account's runs and evaluations,
+    inserted meanwhile, are not held up by it.) The one-statement close takes the same lock in
+    its statement (evals/services.py, _CLOSE_SQL)."""
+    list(
+        User.objects.select_for_update(no_key=True).filter(pk=user_id).values_list("pk", flat=True)
+    )
+
+
+# On PostgreSQL the pick and its marking are one statement: the account's oldest unsent
+# unfinished cells (oldest evaluation first, in matrix order), as many as its place allows
+# (EVAL_USER_CELLS_IN_FLIGHT less its unfinished cells handed over), marked sent. It runs
+# after the account's lock is taken, in an earlier statement, so its snapshot sees every cell
+# the lock's previous holder marked. SKIP LOCKED passes over a cell a cancel is writing.
+_PICK_SQL = """
+UPDATE evals_evalcell SET sent_at = %s
+WHERE id IN (
+    SELECT cell.id FROM evals_evalcell cell
+    JOIN evals_evaluation evaluation ON evaluation.id = cell.evaluation_id
+    WHERE evaluation.created_by_id = %s AND cell.status IN ('queued', 'running')
+        AND cell.sent_at IS NULL
+    ORDER BY cell.evaluation_id, cell.id
+    LIMIT GREATEST(0, %s - (
+        SELECT count(*) FROM evals_evalcell handed
+        JOIN evals_evaluation owned ON owned.id = handed.evaluation_id
+        WHERE owned.created_by_id = %s AND handed.status IN ('queued', 'running')
+            AND handed.sent_at IS NOT NULL
+    ))
+    FOR UPDATE OF cell SKIP LOCKED
+)
+RETURNING evaluation_id, id
+"""
+
+
+def cells_pick(*, user_id: int, now: datetime) -> list[int]:
+    """Mark the account's next cells sent, up to its place, and return them in matrix order.
+    Call inside a transaction holding `account_lock` (or the close's lock); publish them after
+    it commits (`cells_publish`)."""
     cap = max(1, int(settings.EVAL_USER_CELLS_IN_FLIGHT))
-    now = timezone.now()
-    with transaction.atomic():
-        list(User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
-        unfinished = EvalCell.objects.filter(
-            evaluation__created_by_id=user_id, status__in=_UNFINISHED
-        )
-        # The next `cap` unsent cells, each with the count of those handed over (one read).
-        handed = (
-            unfinished.filter(sent_at__isnull=False)
-            .order_by()
-            .values("evaluation__created_by_id")
-            .annotate(n=Count("pk"))
-            .values("n")
-        )
-        waiting = list(
-            unfinished.filter(sent_at__isnull=True)
-            .order_by("evaluation_id", "pk")  # cells are inserted in matrix order
-            .annotate(handed=Coalesce(Subquery(handed), Value(0)))
-            .values_list("pk", "handed")[:cap]
-        )
-        room = cap - waiting[0][1] if waiting else 0
-        picked = [cell_id for cell_id, _ in waiting[: max(0, room)]]
-        if not picked:
-            return 0
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_PICK_SQL, [now, user_id, cap, user_id])
+            return [cell_id for _, cell_id in sorted(cursor.fetchall())]
+    unfinished = EvalCell.objects.filter(evaluation__created_by_id=user_id, status__in=_UNFINISHED)
+    # The next `cap` unsent cells, each with the count of those handed over (one read).
+    handed = (
+        unfinished.filter(sent_at__isnull=False)
+        .order_by()
+        .values("evaluation__created_by_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    waiting = list(
+        unfinished.filter(sent_at__isnull=True)
+        .order_by("evaluation_id", "pk")  # cells are inserted in matrix order
+        .annotate(handed=Coalesce(Subquery(handed), Value(0)))
+        .values_list("pk", "handed")[:cap]
+    )
+    room = cap - waiting[0][1] if waiting else 0
+    picked = [cell_id for cell_id, _ in waiting[: max(0, room)]]
+    if picked:
         EvalCell.objects.filter(pk__in=picked).update(sent_at=now)
+    return picked
+
+
+def cells_publish(*, user_id: int, picked: list[int], now: datetime) -> int:
+    """Hand the picked (and committed as sent) cells to the broker; returns how many went. A
+    publish that fails clears `sent_at` of the rest, for the reaper."""
     for index, cell_id in enumerate(picked):
         try:
             # The account rides along, so the cell's task sends the next without looking it up.
@@ -136,6 +188,34 @@ def cells_send_next(*, user_id: int) -> int:
             )
             return index
     return len(picked)
+
+
+def cells_send_next(*, user_id: int) -> int:
+    """Hand the account's next unsent cells (oldest evaluation first, in matrix order) to the
+    broker, up to EVAL_USER_CELLS_IN_FLIGHT of its unfinished cells handed over; returns how
+    many were sent. The count and the marking are done under the account's lock."""
+    now = timezone.now()
+    with transaction.atomic():
+        account_lock(user_id=user_id)
+        picked = cells_pick(user_id=user_id, now=now)
+    return cells_publish(user_id=user_id, picked=picked, now=now) if picked else 0
+
+
+def cells_feed_in_close(*, feed: NextCells | None) -> None:
+    """The fair feed inside a cell's closing transaction (one commit for both), the account's
+    lock already taken: pick the account's next cells now, publish them once the close commits.
+    Nothing when there is no feed or tasks are eager (the eager pool runs every cell itself)."""
+    if feed is None or current_app.conf.task_always_eager:
+        return
+    now = timezone.now()
+    picked = cells_pick(user_id=feed.user_id, now=now)
+
+    def handed_over() -> None:
+        feed.done = True  # only once committed: a close rolled back leaves the task to feed
+        if picked:
+            cells_publish(user_id=feed.user_id, picked=picked, now=now)
+
+    transaction.on_commit(handed_over)
 
 
 def cell_ended_send_next(*, cell_id: int, user_id: int | None = None) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -57,7 +58,13 @@ from playground.runs.services import (
 from playground.selectors import version_content
 
 from .dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
-from .dispatch import cells_dispatch, cells_send_pending
+from .dispatch import (
+    NextCells,
+    account_lock,
+    cells_dispatch,
+    cells_feed_in_close,
+    cells_send_pending,
+)
 from .exceptions import EvalInvalid, SourceHidden
 from .graders import (
     GRADER_TYPES,
@@ -886,11 +893,14 @@ class _NotClaimed(Exception):
 
 # One statement closes a cell and counts it on PostgreSQL (no BEGIN/COMMIT round trips): the
 # cell's conditional update, and the evaluation's count — which also finishes it with its last
-# cell — only when the cell moved. The ORM's two updates in a transaction elsewhere.
+# cell — only when the cell moved. The ORM's two updates in a transaction elsewhere. With the
+# fair feed (a cell's task on the broker), the statement takes the account's feed lock first
+# (`{lock}`: a condition on no column, so it is checked once, before any row is locked, whether
+# the cell moves or not), and the feed's one statement follows in the same transaction.
 _CLOSE_SQL = """
-WITH moved AS (
+WITH {owner}moved AS (
     UPDATE evals_evalcell SET {columns}
-    WHERE id = %s AND status IN ('queued', 'running')
+    WHERE id = %s AND status IN ('queued', 'running'){lock}
     RETURNING evaluation_id
 )
 UPDATE evals_evaluation SET
@@ -902,6 +912,9 @@ UPDATE evals_evaluation SET
 WHERE id IN (SELECT evaluation_id FROM moved)
 RETURNING id, prompt_id, status = 'done' AND cells_done = cells_total
 """
+# The account's feed lock, as `account_lock` takes it (evals/dispatch.py).
+_CLOSE_OWNER = "owner AS (SELECT id FROM auth_user WHERE id = %s FOR NO KEY UPDATE),\n"
+_CLOSE_LOCK = " AND EXISTS (SELECT 1 FROM owner)"
 _CLOSE_FIELDS = (None, None, None)
 _CLOSE_COLUMNS = ("status", "finished_at", "grades", "passed", "score", "error")
 
@@ -936,16 +949,35 @@ def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
     )
 
 
-def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any) -> bool:
+def _cell_close(
+    cell_id: int, evaluation_id: int, *, status: str, feed: NextCells | None = None, **fields: Any
+) -> bool:
+    """Close the cell (queued or running → `status`) and count it; with `feed`, hand over the
+    account's next cells in the same transaction (one commit for both). False when the cell
+    was finished already (the feed is done all the same)."""
     now = timezone.now()
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+    feeds = feed is not None and not current_app.conf.task_always_eager
+    if connection.vendor == "postgresql" and (feeds or not connection.in_atomic_block):
         values = {"status": status, "finished_at": now, **fields}
         names = [name for name in _CLOSE_COLUMNS if name in values]
         columns = ", ".join(
             f"{name} = %s::jsonb" if name == "grades" else f"{name} = %s" for name in names
         )
         params = [json.dumps(values[n]) if n == "grades" else values[n] for n in names]
-        row = row_fetch(_CLOSE_SQL.format(columns=columns), [*params, cell_id, now], _CLOSE_FIELDS)
+        if not feeds:
+            sql = _CLOSE_SQL.format(owner="", columns=columns, lock="")
+            row = row_fetch(sql, [*params, cell_id, now], _CLOSE_FIELDS)
+        else:
+            assert feed is not None
+            sql = _CLOSE_SQL.format(owner=_CLOSE_OWNER, columns=columns, lock=_CLOSE_LOCK)
+            with transaction.atomic():
+                row = row_fetch(sql, [feed.user_id, *params, cell_id, now], _CLOSE_FIELDS)
+                cells_feed_in_close(feed=feed)
+                # Only the statement that brought the count to the total sees done == total
+                # (the row is locked by the update), so the listeners hear of it once.
+                if row is not None and row[2]:
+                    _finished_announce(evaluation_id, row[1], Status.DONE)
+            return row is not None
         if row is None:
             return False
         # Only the statement that brought the count to the total sees done == total (the row is
@@ -954,11 +986,15 @@ def _cell_close(cell_id: int, evaluation_id: int, *, status: str, **fields: Any)
             _finished_announce(evaluation_id, row[1], Status.DONE)
         return True
     with transaction.atomic():
+        if feeds:
+            assert feed is not None
+            account_lock(user_id=feed.user_id)  # first, as in the statement above
         moved = EvalCell.objects.filter(
             pk=cell_id, status__in=(CellStatus.QUEUED, CellStatus.RUNNING)
         ).update(status=status, finished_at=now, **fields)
         if moved:
             _count_finished(evaluation_id)
+        cells_feed_in_close(feed=feed)
     return bool(moved)
 
 
@@ -1043,7 +1079,7 @@ def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
         return run_id, None, run_claim(run_id=run_id)
 
 
-def cell_execute(*, cell_id: int) -> str:
+def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
     """Execute and grade one cell; returns the cell's status, or DEFERRED when its provider is
     at its concurrency cap (the caller tries again shortly). Safe to repeat.
 
@@ -1062,12 +1098,12 @@ def cell_execute(*, cell_id: int) -> str:
         return cell.status
     evaluation = cell.evaluation
     if evaluation.status == Status.CANCELLED:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED)
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED, feed=feed)
         return CellStatus.CANCELLED
     try:
         sources_visible_check(evaluation=evaluation)
     except SourceHidden as error:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
         return CellStatus.ERROR
     if cell.status != CellStatus.QUEUED:
         # A redelivered running cell: its run is found (or made), executed if still queued
@@ -1075,17 +1111,19 @@ def cell_execute(*, cell_id: int) -> str:
         try:
             run_id = _cell_run(cell)
         except (ContentInvalid, Forbidden) as error:
-            _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+            _cell_close(
+                cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed
+            )
             return CellStatus.ERROR
         run_execute(run_id=run_id)
-        return cell_grade(cell_id=cell.pk)
+        return cell_grade(cell_id=cell.pk, feed=feed)
     try:
         run_id, created, claimed = _cell_start(cell)
     except _NotClaimed:
         status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
         return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message)
+        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
         return CellStatus.ERROR
     if created is not None:
         run = run_execute_created(run=created)  # graded as written: not read back
@@ -1097,10 +1135,10 @@ def cell_execute(*, cell_id: int) -> str:
         run = Run.objects.get(pk=run_id)
     # The cell as claimed: running, with its run, its first grading start already counted.
     cell.status, cell.run_id = CellStatus.RUNNING, run_id
-    return _cell_grade(cell, run, counted=True)
+    return _cell_grade(cell, run, counted=True, feed=feed)
 
 
-def cell_grade(*, cell_id: int) -> str:
+def cell_grade(*, cell_id: int, feed: NextCells | None = None) -> str:
     """Grade a cell whose run has finished (a no-op otherwise); returns the cell's status."""
     cell = (
         EvalCell.objects.select_related("evaluation", "row__content", "target__version", "run")
@@ -1109,19 +1147,21 @@ def cell_grade(*, cell_id: int) -> str:
     )
     if cell.status in EvalCell.FINISHED:
         return cell.status
-    return _cell_grade(cell, cell.run, counted=False)
+    return _cell_grade(cell, cell.run, counted=False, feed=feed)
 
 
-def _cell_grade(cell: EvalCell, run: Run | None, *, counted: bool) -> str:
+def _cell_grade(
+    cell: EvalCell, run: Run | None, *, counted: bool, feed: NextCells | None = None
+) -> str:
     """Grade `cell` (read just now, not finished) from its `run`; `counted`: this grading
     start is already counted in `grade_attempts` (by the claim)."""
     if run is None or run.status not in Run.FINISHED:
         return cell.status
     if run.status != Run.Status.DONE:
         status = CellStatus.CANCELLED if run.status == Run.Status.CANCELLED else CellStatus.ERROR
-        _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000])
+        _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000], feed=feed)
         return status
-    if not counted and not _grade_attempt(cell):
+    if not counted and not _grade_attempt(cell, feed):
         return CellStatus.ERROR
     price = settings.EVAL_PRICES.get(f"{cell.target.provider}/{cell.target.model}")
     outcome = CellOutcome(
@@ -1143,7 +1183,9 @@ def _cell_grade(cell: EvalCell, run: Run | None, *, counted: bool) -> str:
         grades = cell_grades(cell=cell, outcome=outcome, specs=specs)
         verdict = cell_verdict(specs, grades, threshold=cell.row.content.threshold)
     except SourceHidden as error:
-        _cell_close(cell.pk, cell.evaluation_id, status=CellStatus.ERROR, error=error.message)
+        _cell_close(
+            cell.pk, cell.evaluation_id, status=CellStatus.ERROR, error=error.message, feed=feed
+        )
         return CellStatus.ERROR
     except SoftTimeLimitExceeded:
         raise  # the cell task closes the cell with the time limit's reason
@@ -1157,6 +1199,7 @@ def _cell_grade(cell: EvalCell, run: Run | None, *, counted: bool) -> str:
             status=CellStatus.ERROR,
             error=f"Grading failed ({type(error).__name__}); the graders could not judge this"
             " output.",
+            feed=feed,
         )
         return CellStatus.ERROR
     _cell_close(
@@ -1166,11 +1209,12 @@ def _cell_grade(cell: EvalCell, run: Run | None, *, counted: bool) -> str:
         grades=[g.as_json() for g in grades],
         passed=verdict.passed,
         score=verdict.score,
+        feed=feed,
     )
     return CellStatus.GRADED
 
 
-def _grade_attempt(cell: EvalCell) -> bool:
+def _grade_attempt(cell: EvalCell, feed: NextCells | None = None) -> bool:
     """Count one more start of the cell's grading (one conditional update); past
     EVAL_CELL_GRADE_ATTEMPTS_MAX the cell is closed as an error instead (False): its grading
     killed or outlasted a worker each time, and handing it over again would only take the next
@@ -1187,11 +1231,12 @@ def _grade_attempt(cell: EvalCell) -> bool:
         status=CellStatus.ERROR,
         error=f"Grading was started {limit} times and never finished (its worker died or"
         " ran out of time each time); given up.",
+        feed=feed,
     )
     return False
 
 
-def cell_time_out(*, cell_id: int) -> str:
+def cell_time_out(*, cell_id: int, feed: NextCells | None = None) -> str:
     """The cell's task ran past EVAL_CELL_SOFT_TIME_LIMIT: the cell is an error with that reason,
     and its run, if still going, is failed (the call's worker is this one, which stops now).
     Returns the cell's status (a cell that had already finished keeps it)."""
@@ -1204,7 +1249,7 @@ def cell_time_out(*, cell_id: int) -> str:
         Run.objects.filter(
             pk=cell["run_id"], status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
         ).update(status=Run.Status.FAILED, finished_at=timezone.now(), error=reason)
-    _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason)
+    _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason, feed=feed)
     logger.warning("evaluation.cell_timed_out", extra={"cell_id": cell_id, "limit_s": limit})
     return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)
 

@@ -4,7 +4,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from .dispatch import cell_ended_send_next
+from .dispatch import NextCells, cell_ended_send_next
 from .services import DEFERRED, cell_time_out
 from .services import cell_execute as cell_execute_service
 from .services import evaluations_reap as evaluations_reap_service
@@ -28,23 +28,31 @@ from .services import evaluations_reap as evaluations_reap_service
     time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,
 )
 def cell_execute(self: Task, cell_id: int, user_id: int | None = None) -> str:
-    # `user_id`: the cell's account (evals/dispatch.py sends it; older messages lack it).
+    # `user_id`: the cell's account (evals/dispatch.py sends it; older messages lack it). With
+    # it, the cell's close hands over the account's next cells in its own transaction; when
+    # the cell ends without that close (already finished, crashed), the task does it after.
+    feed = NextCells(user_id=user_id) if user_id is not None else None
     try:
-        status = cell_execute_service(cell_id=cell_id)
+        status = cell_execute_service(cell_id=cell_id, feed=feed)
     except SoftTimeLimitExceeded:
-        status = cell_time_out(cell_id=cell_id)
-        cell_ended_send_next(cell_id=cell_id, user_id=user_id)
+        status = cell_time_out(cell_id=cell_id, feed=feed)
+        _send_next(cell_id, user_id, feed)
         return status
     except Exception:
         # a crashed cell still gives up its place
-        cell_ended_send_next(cell_id=cell_id, user_id=user_id)
+        _send_next(cell_id, user_id, feed)
         raise
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
         raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
     # The account's next cell goes to the queue as this one ends (its fair share).
-    cell_ended_send_next(cell_id=cell_id, user_id=user_id)
+    _send_next(cell_id, user_id, feed)
     return status
+
+
+def _send_next(cell_id: int, user_id: int | None, feed: NextCells | None) -> None:
+    if feed is None or not feed.done:
+        cell_ended_send_next(cell_id=cell_id, user_id=user_id)
 
 
 @shared_task(

@@ -9,7 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from config.celery import app
 from evals import services as eval_services
+from evals.dispatch import NextCells
 from evals.models import EvalCell, Evaluation
 from playground.models import Role, Run
 from tests.factories import make_user
@@ -24,6 +26,11 @@ pytestmark = pytest.mark.django_db
 # run's end; close the cell; count it (one statement with the close on PostgreSQL outside a
 # transaction; here, inside the test's, two).
 CELL_STATEMENTS = 9
+# On the broker the close also hands over the account's next cells (the fair feed), in the
+# close's transaction: lock the account, read the next cells with the count of those handed
+# over, mark them sent. On PostgreSQL the close's statement takes the lock and the pick is one
+# statement with its marking: one more than the close.
+FEED_STATEMENTS = 3
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
 
 
@@ -133,3 +140,42 @@ def test_an_author_with_a_grant_pays_one_read_for_it(settings):
     statements, _ = _measured(cell_id)
     grants = [s for s in statements if "playground_accessgrant" in s]
     assert len(grants) == 1, "\n".join(s[:160] for s in statements)
+
+
+def test_the_fair_feed_rides_in_the_cells_closing_transaction(
+    settings, django_capture_on_commit_callbacks
+):
+    """On the broker, a cell's close picks the account's next cell and marks it sent in the
+    same transaction (no third commit), and publishes it once that commits."""
+    settings.RUN_ECHO_DELAY_MS = 0
+    settings.EVAL_USER_CELLS_IN_FLIGHT = 1
+    evaluation = _evaluation()
+    first, middle, _ = _cells(evaluation)
+    eval_services.cell_execute(cell_id=first)
+    EvalCell.objects.filter(pk=middle).update(sent_at=evaluation.created_at)  # its turn came
+    feed = NextCells(user_id=evaluation.created_by_id)
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    try:
+        with django_capture_on_commit_callbacks(execute=False) as published:
+            with CaptureQueriesContext(connection) as captured:
+                assert eval_services.cell_execute(cell_id=middle, feed=feed) == "graded"
+    finally:
+        app.conf.task_always_eager = previous
+    sql = [query["sql"] for query in captured.captured_queries]
+    statements = [s for s in sql if not s.startswith(CONTROL)]
+    listing = "\n".join(s[:160] for s in statements)
+    assert len(statements) <= CELL_STATEMENTS + FEED_STATEMENTS, listing
+    assert sum(1 for s in sql if s.startswith(("BEGIN", "SAVEPOINT"))) <= 2, listing
+    if connection.vendor == "postgresql":
+        # The close takes the account's lock in its own statement, and the pick is one
+        # statement with its marking: the feed adds one statement to the cell's close.
+        assert len(statements) <= CELL_STATEMENTS, listing
+        assert not any(s.startswith('SELECT "auth_user"') for s in statements), listing
+    # the last cell is now the account's one handed over; its message goes out on commit
+    sent = EvalCell.objects.filter(evaluation=evaluation, sent_at__isnull=False, status="queued")
+    assert list(sent.values_list("pk", flat=True)) == [_cells(evaluation)[2]]
+    # The message and `done` wait for the commit (tests/evals/test_dispatch.py sees the message).
+    assert not feed.done
+    feeds = [f for f in published if f.__qualname__.startswith("cells_feed_in_close")]
+    assert len(feeds) == 1
