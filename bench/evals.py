@@ -1,7 +1,7 @@
 """Evaluations on real Celery workers: cells per second with 1, 2 and 4 worker processes, and
 the overhead of an evaluation cell over a bare run, measured in the same run.
 
-    .venv/bin/python bench/evals.py [--rows 50] [--processes 1 2 4]
+    .venv/bin/python bench/evals.py [--rows 50] [--processes 1 2 4] [--in-flight N]
 
 PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/redline_evals_bench,
 created if missing) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/15; flushed). The
@@ -18,6 +18,11 @@ last run finished. For each process count a fresh worker
 runs through every process) before anything is timed; then the baseline and the evaluation run
 on it one after the other. Overhead per cell = (evaluation time − baseline time) ÷ cells, and
 the ratio of the two times, both at each process count. The last line is `name=value` pairs.
+
+The one account's in-flight cap (`EVAL_USER_CELLS_IN_FLIGHT`, 2 by default: issue #31's
+fairness) is set to the process count, so its evaluation may use every process as the bare runs
+do and the ratio is a cell's cost; `--in-flight 2` measures with the default cap, where at 4
+processes one account's evaluation keeps 2 busy by design.
 """
 
 from __future__ import annotations
@@ -253,7 +258,12 @@ def worker(env: dict[str, str], processes: int) -> subprocess.Popen[bytes]:
     )
 
 
-def session(env: dict[str, str], processes: int, prefix: str) -> dict:
+def session(env: dict[str, str], processes: int, prefix: str, in_flight: int | None) -> dict:
+    # The account's in-flight cap (EVAL_USER_CELLS_IN_FLIGHT, issue #31's fairness) is set to
+    # the process count unless --in-flight names one: the bench's one account would otherwise
+    # hold its evaluation to the cap's processes by design while the bare runs use them all,
+    # and the ratio would measure the fairness rule, not a cell's cost.
+    env = {**env, "EVAL_USER_CELLS_IN_FLIGHT": str(in_flight or processes)}
     process = worker(env, processes)
     try:
         return json.loads(
@@ -360,6 +370,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=None,
+        help="the account's in-flight cap (EVAL_USER_CELLS_IN_FLIGHT); default: the process count",
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="profile cells and bare runs in-process, then stop"
     )
     args = parser.parse_args()
@@ -388,14 +404,15 @@ def main() -> None:
     print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
     figures: dict[str, float] = {}
     for processes in args.processes:
-        result = session(env, processes, prefix)
+        result = session(env, processes, prefix, args.in_flight)
         bare = result["bare"]
         rate = result["graded"] / result["total_s"]
         bare_rate = bare["runs"] / bare["total_s"]
         overhead_ms = 1000 * (result["total_s"] - bare["total_s"]) / result["cells"]
         ratio = result["total_s"] / bare["total_s"]
         print(
-            f"{processes} worker process(es): evaluation {result['graded']}/{result['cells']}"
+            f"{processes} worker process(es), in-flight cap {args.in_flight or processes}:"
+            f" evaluation {result['graded']}/{result['cells']}"
             f" cells graded, status {result['status']}, {result['total_s']:.2f} s"
             f" (creating the cells {result['create_s']:.2f} s): {rate:.1f} cells/s;"
             f" bare {bare['runs']} runs {bare['total_s']:.2f} s"
