@@ -92,7 +92,7 @@ CONFIG = SchemathesisConfig.from_str(
 )
 
 # The stateful phase's bounds: scenarios, and steps in each.
-STATEFUL_SCENARIOS = 40
+STATEFUL_SCENARIOS = 60
 STATEFUL_STEPS = 6
 
 # Loaded through the app itself (in-process WSGI, no server); generating it touches no database.
