@@ -4,15 +4,12 @@ Layers inside an app)."""
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from common.auth import Viewer
 from evals.selectors import version_pass_rates
-from playground.diffing import FOLD_STEP, page_row_budget
-from playground.texts import version_content_diff
+from playground.pages import version_diff_context
 from reviews.models import Annotation, AnnotationAnchor, Review
 from reviews.selectors import revision_text
 
@@ -129,9 +126,6 @@ def request_page(*, user: Viewer, target: RequestAccess) -> RequestPage:
                 else "not evaluated",
             )
         )
-    a, b = request.from_version, request.to_version
-    diff = version_content_diff(before=a, after=b, limit=None)
-    query = f"?a=v{a.number}&b=v{b.number}"
     return RequestPage(
         request=request,
         target=target,
@@ -145,20 +139,9 @@ def request_page(*, user: Viewer, target: RequestAccess) -> RequestPage:
         my_draft_count=sum(1 for v in views if draft and v.annotation.review_id == draft.pk),
         gate=gate_evaluate(request=request),
         evals=evals,
-        diff={
-            "prompt": request.prompt,
-            "a": a,
-            "b": b,
-            "texts": [t for t in diff["texts"] if t.changed],
-            "changes": diff["changes"],
-            "a_label": f"v{a.number}",
-            "b_label": f"v{b.number}",
-            "split": False,
-            "expand_url": reverse("playground:diff-rows", args=[request.prompt_id]) + query,
-            "fold_step": FOLD_STEP,
-            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
-            "page_rows": page_row_budget(),
-        },
+        diff=version_diff_context(
+            prompt=request.prompt, a=request.from_version, b=request.to_version
+        ),
         pending_suggestions=sum(
             1
             for v in views

@@ -7,8 +7,9 @@ from django.conf import settings
 from django.urls import reverse
 
 from .content import VersionContent
+from .diffing import FOLD_STEP, page_row_budget
 from .fetch import version_fetch_etag
-from .models import Label, LabelMove, PromptVersion
+from .models import Label, LabelMove, Prompt, PromptVersion
 from .selectors import (
     PromptAccess,
     label_list,
@@ -18,7 +19,7 @@ from .selectors import (
     version_number,
     version_window,
 )
-from .texts import ContentPreview, version_preview
+from .texts import ContentPreview, version_content_diff, version_preview
 from .tree import Layout, tree_layout
 from .version_badges import VersionBadge, version_badges_for
 
@@ -166,3 +167,31 @@ def version_url(version: PromptVersion) -> str:
     """The prompt page showing `version`: /playground/p/<prompt>/v<number>/ (the number the
     page shows; `?v=<id>` addresses from older links still open the same page)."""
     return reverse("playground:version", args=[version.prompt_id, version.number])
+
+
+def version_diff_context(
+    *, prompt: Prompt, a: PromptVersion, b: PromptVersion, split: bool = False
+) -> dict[str, Any]:
+    """What the diff templates need to show the diff of `a` → `b`: the
+    changed texts with unchanged runs folded (expanded on demand through `playground:diff-rows`)
+    and the field changes. The compare page and a change request's page both build it here."""
+    diff = version_content_diff(before=a, after=b, limit=None)
+    query = f"?a=v{a.number}&b=v{b.number}"
+    return {
+        "prompt": prompt,
+        "a": a,
+        "b": b,
+        "texts": [t for t in diff["texts"] if t.changed],
+        "changes": diff["changes"],
+        "a_label": f"v{a.number}",
+        "b_label": f"v{b.number}",
+        "split": split,
+        "unified_url": query,
+        "split_url": f"{query}&view=split",
+        "expand_url": reverse("playground:diff-rows", args=[prompt.pk])
+        + query
+        + ("&view=split" if split else ""),
+        "fold_step": FOLD_STEP,
+        "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
+        "page_rows": page_row_budget(),
+    }

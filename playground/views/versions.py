@@ -7,7 +7,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from common.auth import request_actor
@@ -18,6 +17,7 @@ from ..exceptions import ContentInvalid, NotFound, PlaygroundError
 from ..forms import content_from_form
 from ..models import Prompt, PromptVersion, Role
 from ..pages import (
+    version_diff_context,
     version_url,
 )
 from ..selectors import (
@@ -127,31 +127,8 @@ def version_diff_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     the two sides next to each other."""
     prompt, a, b = _diff_versions(request, prompt_id)
     split = request.GET.get("view") == "split"
-    diff = version_content_diff(before=a, after=b, limit=None)
-    query = f"?a=v{a.number}&b=v{b.number}"
-    return render(
-        request,
-        "playground/diff.html",
-        {
-            "section": "playground",
-            "prompt": prompt,
-            "a": a,
-            "b": b,
-            "texts": [t for t in diff["texts"] if t.changed],
-            "changes": diff["changes"],
-            "a_label": f"v{a.number}",
-            "b_label": f"v{b.number}",
-            "split": split,
-            "unified_url": query,
-            "split_url": f"{query}&view=split",
-            "expand_url": reverse("playground:diff-rows", args=[prompt.pk])
-            + query
-            + ("&view=split" if split else ""),
-            "fold_step": FOLD_STEP,
-            "fold_all_max": settings.PLAYGROUND_DIFF_FOLD_ALL_MAX,
-            "page_rows": page_row_budget(),
-        },
-    )
+    context = version_diff_context(prompt=prompt, a=a, b=b, split=split)
+    return render(request, "playground/diff.html", {"section": "playground", **context})
 
 
 @login_required
