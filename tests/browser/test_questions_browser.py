@@ -20,13 +20,18 @@ def test_sign_up_log_in_and_browse_questions(page, artifacts_dir):
     assert page.locator(".nav-user").inner_text() == "grace"
 
     page.get_by_role("link", name="Questions").first.click()
+    page.wait_for_url("**/questions/")
     assert page.locator(".question-item").count() == 7
     page.screenshot(path=artifacts_dir / "question-list.png", full_page=True)
 
+    # A click returns once the navigation commits, before the new list is parsed: wait for
+    # the load (CI once counted 0 items on a page still empty).
     page.get_by_role("link", name="Infrastructure").click()
+    page.wait_for_url("**/questions/?kind=infrastructure")
     assert 1 <= page.locator(".question-item").count() < 7
 
     page.get_by_role("link", name="All").click()
+    page.wait_for_url("**/questions/")
     page.locator(".question-item a").filter(has_text="checkpoint").first.click()
     assert "checkpoint-distribution" in page.url
     page.locator("details.probe summary").first.click()
