@@ -284,6 +284,7 @@ def test_prompt_list_search_rename_archive(page, artifacts_dir):
     page.goto("/playground/")
     page.get_by_label("Search by title").fill("beta")
     page.get_by_role("button", name="Search").click()
+    page.wait_for_url("**/playground/?q=beta*")  # count on the loaded results, not the old list
     assert page.locator(".prompt-row").count() == 1
     row = page.locator(f".prompt-row[data-prompt='{beta.pk}']")
     row.locator("summary", has_text="Rename").click()
@@ -296,5 +297,6 @@ def test_prompt_list_search_rename_archive(page, artifacts_dir):
     page.goto("/playground/")
     assert page.locator(".prompt-row").count() == 1
     page.get_by_role("link", name="Archived").click()
+    page.wait_for_url("**/playground/?archived=1")
     assert page.locator(f".prompt-row[data-prompt='{beta.pk}']").count() == 1
     page.screenshot(path=artifacts_dir / "list-archived.png", full_page=True)
