@@ -18,6 +18,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from common.exceptions import text_input
 from common.limits import TITLE_MAX_CHARS
 from evals.exceptions import EvalInvalid
 from evals.graders import grader_specs_parse
@@ -67,14 +68,7 @@ def _open_check(request: ChangeRequest) -> None:
 
 
 def _text(value: object, field: str, max_chars: int, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str) or len(value) > max_chars:
-        raise ChangeInvalid(f"{field}: text of at most {max_chars} characters.", field=field)
-    value = value.strip()
-    if required and not value:
-        raise ChangeInvalid(f"{field}: required.", field=field)
-    return value
+    return text_input(value, field, max_chars=max_chars, required=required, error=ChangeInvalid)
 
 
 def _revision_add(

@@ -51,3 +51,24 @@ class ServiceUnavailable(Exception):
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+
+
+def text_input(
+    value: object,
+    field: str,
+    *,
+    max_chars: int,
+    required: bool = False,
+    error: type[DomainError] = DomainError,
+) -> str:
+    """A free-text field of a service's input: None reads as "", anything but a string or a
+    string longer than `max_chars` (as sent) raises `error` naming `field`, the rest is trimmed;
+    `required` refuses what is blank after trimming."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str) or len(value) > max_chars:
+        raise error(f"{field}: text of at most {max_chars} characters.", field=field)
+    value = value.strip()
+    if required and not value:
+        raise error(f"{field}: required.", field=field)
+    return value

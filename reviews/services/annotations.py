@@ -14,6 +14,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from common.exceptions import text_input
+
 from ..anchoring import quote_find, selector_from_position
 from ..exceptions import Forbidden, RankTaken, ReviewLocked, ReviewsError, SelectorInvalid
 from ..models import (
@@ -129,14 +131,7 @@ def _choice(value: object, choices: list[str], field: str) -> str:
 
 
 def _text(value: object, field: str, *, required: bool) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str) or len(value) > TEXT_MAX_CHARS:
-        raise ReviewsError(f"{field}: text of at most {TEXT_MAX_CHARS} characters.", field=field)
-    value = value.strip()
-    if required and not value:
-        raise ReviewsError(f"{field}: required.", field=field)
-    return value
+    return text_input(value, field, max_chars=TEXT_MAX_CHARS, required=required, error=ReviewsError)
 
 
 def _rank_check(review: Review, kind: str, rank: object, *, exclude: int | None = None) -> None:
