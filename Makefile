@@ -1,6 +1,6 @@
 # Redline: `make run` serves the app on the embedded defaults (runserver); `make serve` runs the
-# production server; `make test` runs the suite; `make lint` runs ruff, mypy and import-linter;
-# `make lock` re-resolves the dependency locks.
+# production server; `make test` runs the suite; `make lint` runs ruff, mypy, import-linter and
+# deptry; `make lock` re-resolves the dependency locks.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -63,12 +63,17 @@ test: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # ruff (lint rules and formatting), mypy with the Django and DRF plugins over the whole tree,
-# and import-linter: the layer rules of docs/architecture.md ([tool.importlinter] in pyproject).
+# import-linter: the dependency rules of docs/architecture.md, the layers inside each app and no
+# import circles ([tool.importlinter] in pyproject), and deptry ([tool.deptry]): the server's code
+# imports only [project].dependencies and uses each; tests and bench/ may use the dev extra too.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/deptry .
+	$(VENV)/bin/deptry . --ignore DEP002,DEP004 \
+		--exclude '\.venv|\.git|clients|docs|examples|static|templates|var'
 
 bench: migrate
 	$(PY) bench/storage.py

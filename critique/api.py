@@ -26,11 +26,16 @@ from reviews.selectors import annotation_list, review_get_for_user
 from .models import ReviewDraft, Suggestion
 from .selectors import (
     draft_get_for_user,
-    draft_version_for_user,
     suggestion_get_for_user,
     suggestion_list,
 )
-from .services import draft_create, draft_sync, suggestion_accept, suggestion_reject
+from .services import (
+    draft_create,
+    draft_sync,
+    draft_version_resolve,
+    suggestion_accept,
+    suggestion_reject,
+)
 
 TEXT_MAX_CHARS = 10_000
 
@@ -125,7 +130,7 @@ class ReviewDraftCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values: dict[str, Any] = dict(data.validated_data)
-        version = draft_version_for_user(user=request.user, version_id=values.get("version"))
+        version = draft_version_resolve(user=request.user, version_id=values.get("version"))
         draft = draft_create(
             actor=request_actor(request),
             review=review,

@@ -18,12 +18,14 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from common.auth import Viewer
+from common.selectors import object_id_parse
 from evals.models import Evaluation, TestSetRevision
 from evals.selectors import testset_list_for_prompt
 from evals.services import RowInput, evaluation_create, testset_create
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.limits import run_start
-from playground.selectors import label_main, version_content
+from playground.selectors import label_main, version_content, version_get_for_user
 from playground.services import prompt_create, prompt_version_create
 from reviews.exceptions import ReviewLocked
 from reviews.models import Annotation, DesignDoc, Review
@@ -87,6 +89,20 @@ def starter_version_get() -> PromptVersion:
 
 
 # --- drafts -----------------------------------------------------------------------------------
+
+
+def draft_version_resolve(*, user: Viewer, version_id: object) -> PromptVersion:
+    """The version a draft runs: the starter when none is given (created on first use, hence a
+    service), else a version of the starter or one the user may run."""
+    if version_id in (None, ""):
+        return starter_version_get()
+    starter = CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True)
+    version = PromptVersion.objects.filter(
+        pk=object_id_parse(version_id), prompt_id__in=starter
+    ).first()
+    if version is not None:
+        return version
+    return version_get_for_user(user=user, version_id=version_id)
 
 
 def _reviewer_draft_check(actor: User, review: Review) -> None:

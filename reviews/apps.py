@@ -10,6 +10,7 @@ class ReviewsConfig(AppConfig):
         from questionbank.related import related_register
         from textstore.references import blob_references_register
 
+        from . import tasks  # noqa: F401 - registers the task services/documents.py sends by name
         from .anchoring.text import anchor_cache_bound_set
         from .references import reviews_blob_references
         from .related import docs_for_question

@@ -6,6 +6,7 @@ one re-anchors every annotation of earlier revisions onto it, after commit.
 
 import logging
 
+from celery import current_app
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
@@ -70,12 +71,16 @@ def _author_only(actor: User, doc: DesignDoc, what: str) -> None:
         raise Forbidden(f"Only the document's author can {what}.")
 
 
+# The task by its name (reviews/tasks.py registers it, imported by ReviewsConfig.ready()): the
+# task module imports the re-anchoring service from this package, so importing it here would
+# close a circle (the acyclic_siblings contract in pyproject.toml).
+REVISION_REANCHOR = "reviews.revision_reanchor"
+
+
 def reanchor_on_commit(revision_id: int) -> None:
     """Enqueue re-anchoring onto `revision_id` once the current transaction commits."""
-    # Imported here: the task module imports the re-anchoring service from this package.
-    from ..tasks import revision_reanchor
-
-    transaction.on_commit(lambda: revision_reanchor.delay(revision_id))
+    task = current_app.tasks[REVISION_REANCHOR]
+    transaction.on_commit(lambda: task.delay(revision_id))
 
 
 @transaction.atomic

@@ -102,6 +102,28 @@ def _wait(condition, what: str, timeout: float = 60, state=None) -> None:
         time.sleep(0.05)
 
 
+def _queued(queue: str) -> int:
+    with app.connection_for_read() as connection:
+        try:
+            declared = connection.default_channel.queue_declare(queue=queue, passive=True)
+        except connection.channel_errors:  # Redis keeps no empty list: nothing waits
+            return 0
+        return declared.message_count
+
+
+def _worker_idle(worker) -> bool:
+    """No message waits on the worker's queue and none is running or prefetched in it (a busy
+    solo worker answers no inspection: not idle). The queue is looked at again last, for a
+    message a task published just before it finished."""
+    if _queued(worker.queue):
+        return False
+    inspect = app.control.inspect(destination=[worker.name], timeout=1.0)
+    active, reserved = inspect.active() or {}, inspect.reserved() or {}
+    if active.get(worker.name) != [] or reserved.get(worker.name) != []:
+        return False
+    return not _queued(worker.queue)
+
+
 def _mid_call(evaluation: Evaluation, graded_at_least: int) -> Run | None:
     """A run of the evaluation early in streaming its reply (at most its first three words of
     ten: half a second of it left), once enough cells are graded."""
@@ -179,7 +201,7 @@ def test_cancel_stops_new_provider_calls_within_a_second(provider_server, settin
     rows = 16
     with _on_workers(settings, provider_server) as queue:
         provider_server.plan(*[SLOW] * (rows + 4))
-        with run_worker(queue=queue, **_worker_env(provider_server, queue)):
+        with run_worker(queue=queue, **_worker_env(provider_server, queue)) as worker:
             owner = make_user("owner")
             evaluation = _start(owner, rows)
             _wait(lambda: _mid_call(evaluation, 2) is not None, "a cell mid-call")
@@ -195,7 +217,9 @@ def test_cancel_stops_new_provider_calls_within_a_second(provider_server, settin
                 ),
                 "every cell to end",
             )
-            time.sleep(1.5)  # anything the worker still had in hand would have started by now
+            # Anything the worker still had in hand would have started its call by the time
+            # it holds nothing: no message queued, none running or prefetched.
+            _wait(lambda: _worker_idle(worker), "the worker to hold nothing")
 
     late = [round(r.at - answered, 3) for r in provider_server.requests if r.at > answered + 1.0]
     assert late == [], f"calls started this many seconds after the cancel: {late}"

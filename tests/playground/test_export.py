@@ -33,7 +33,6 @@ from tests.playground.exportkit.runners import (
     PythonForkServer,
     SdkInstallError,
     ensure_node_sdks,
-    installed_versions,
     link_node_modules,
     python_executable,
     run,
@@ -219,8 +218,36 @@ def test_typescript_exports_type_check_strictly(node, node_sdks, tmp_path):
     run([node, str(tsc), *options, *files], env=run_env(tmp_path), cwd=tmp_path, timeout=120)
 
 
-def test_node_sdk_versions_are_the_pinned_ones(node_sdks):
-    assert installed_versions(node_sdks.parent) == NPM_PACKAGES
+# Asks node which package an export's `import` loads (import.meta.resolve, then the nearest
+# package.json of that name): what the export tests run against, not what the cache's manifests
+# say (the `node_sdks` fixture has already compared those with the pins before returning).
+_LOADED_VERSIONS = r"""
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+const found = {};
+for (const name of JSON.parse(process.argv[2])) {
+  let dir = dirname(fileURLToPath(import.meta.resolve(name)));
+  for (;;) {
+    const manifest = join(dir, "package.json");
+    let meta = null;
+    try { meta = JSON.parse(readFileSync(manifest, "utf8")); } catch {}
+    if (meta !== null && meta.name === name) { found[name] = meta.version; break; }
+    if (dirname(dir) === dir) { found[name] = null; break; }
+    dir = dirname(dir);
+  }
+}
+console.log(JSON.stringify(found));
+"""
+
+
+def test_node_sdk_versions_are_the_pinned_ones(node, node_sdks, tmp_path):
+    link_node_modules(tmp_path, node_sdks)  # laid out as every node export test's folder
+    script = tmp_path / "versions.mjs"
+    script.write_text(_LOADED_VERSIONS, encoding="utf-8")
+    argv = [node, str(script), json.dumps(sorted(NPM_PACKAGES))]
+    loaded = json.loads(run(argv, env=run_env(tmp_path), cwd=tmp_path).stdout)
+    assert loaded == NPM_PACKAGES
 
 
 # --- the intermediate request ---------------------------------------------------------------

@@ -164,8 +164,14 @@ def test_worker_killed_mid_run_is_failed_by_the_reaper(provider_server, settings
             assert Run.objects.get(pk=run_id).status == "running"
             os.kill(victim.process.pid, signal.SIGKILL)
             victim.process.wait(timeout=10)
-            time.sleep(2.5)  # past the survivor's RUN_STALE_SECONDS
-            reaped = runs_reap_stale_task.apply_async(queue=survivor.queue).get(timeout=30)
+            # The survivor's reaper fails the run once its heartbeat is RUN_STALE_SECONDS old:
+            # asked again until it does (or 30 s), instead of sleeping past the threshold.
+            deadline = time.monotonic() + 30
+            while not (
+                reaped := runs_reap_stale_task.apply_async(queue=survivor.queue).get(timeout=30)
+            ):
+                assert time.monotonic() < deadline, "the reaper never failed the killed run"
+                time.sleep(0.2)
         finally:
             app.conf.task_always_eager = previous
     run = Run.objects.get(pk=run_id)

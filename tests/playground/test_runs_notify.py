@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -69,8 +70,10 @@ def test_streams_of_a_run_share_one_subscription_and_each_gets_every_notice(live
         ]
         await notify.run_leave(first)
         await notify.run_leave(second)
-        await asyncio.sleep(0.2)  # the UNSUBSCRIBE reaches the server
-        ((_, after),) = live_redis.pubsub_numsub(channel)
+        # The UNSUBSCRIBE reaches the server a moment later: polled until it has, or 10 s.
+        deadline = time.monotonic() + 10
+        while (after := live_redis.pubsub_numsub(channel)[0][1]) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         return subscribers, got[0], got[1], after
 
     subscribers, first, second, after = _run(scenario)
@@ -84,12 +87,17 @@ def test_a_stream_that_falls_behind_is_told_to_read_the_row(live_redis, monkeypa
 
     async def scenario() -> list[notify.Notice | None]:
         inbox = await notify.run_join(channel=channel)
-        assert inbox is not None
+        marker = await notify.run_join(channel=f"{channel}:marker")
+        assert inbox is not None and marker is not None
         for offset in range(5):
             live_redis.publish(channel, f'{{"o": {offset}, "t": "x"}}')
-        await asyncio.sleep(0.5)  # all five arrive while nobody reads
+        # All five arrive while nobody reads: the hub reads one connection in order, so once a
+        # notice published after them has reached another channel's inbox, they are all in.
+        live_redis.publish(f"{channel}:marker", '{"s": "done"}')
+        assert await marker.next(timeout=5) == notify.Notice(status="done")
         notices = [await inbox.next(timeout=0.2) for _ in range(3)]
         await notify.run_leave(inbox)
+        await notify.run_leave(marker)
         return notices
 
     notices = _run(scenario)

@@ -181,11 +181,6 @@ def python_executable() -> str:
     return sys.executable
 
 
-def installed_versions(cache: Path = NODE_CACHE) -> dict[str, str | None]:
-    """The version of each pinned package present in the cache, or None."""
-    return npmcache.installed_versions(cache, NPM_PACKAGES)
-
-
 def ensure_node_sdks(cache: Path = NODE_CACHE) -> Path:
     """The cache's node_modules with the pinned SDKs, installing them with npm if needed."""
     try:
