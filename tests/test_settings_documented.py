@@ -34,6 +34,7 @@ def _variables_read() -> set[str]:
             assert node.func.attr in READS, ast.unparse(node)
             first = node.args[0]
             assert isinstance(first, ast.Constant), ast.unparse(node)
+            assert isinstance(first.value, str), ast.unparse(node)
             names.add(first.value)
     return names
 
