@@ -1,6 +1,6 @@
 """The one way settings read the environment: django-environ's `Env`, made strict.
 
-Typed reads (`env.int`, `env.float`, `env.bool`, `env.list`, `env.str`) with a typed default
+Typed reads (`env.int`, `env.float`, `env.bool`, `env.list`, `env.str`, `env.pairs`) with a default
 that stands when the variable is unset; for anything but `env.str` an empty value counts as
 unset. A value that does not parse stops start-up with `ImproperlyConfigured` naming the
 variable. Two of django-environ's conveniences are left out on purpose: a value starting with
