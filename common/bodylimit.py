@@ -6,7 +6,7 @@ middleware reads a form body before the view checks who is asking: an anonymous 
 filled `/tmp`. So a body is limited before any of that:
 
 - at most `REQUEST_BODY_MAX_BYTES`, except on Redline's own upload endpoint
-  (`REQUEST_BODY_UPLOAD_PREFIX`, the embedded default's signed PUT), which takes up to
+  (`UPLOAD_PREFIX`, the embedded default's signed PUT), which takes up to
   `UPLOAD_MAX_BYTES`;
 - a declared `Content-Length` past the limit is a 413 before a byte of the body is read (ASGI:
   `common.asgi`; WSGI: `RequestBodyLimitMiddleware`, first in the chain);
@@ -23,10 +23,13 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+# Redline's own upload endpoint (playground's signed PUT): bodies up to UPLOAD_MAX_BYTES.
+UPLOAD_PREFIX = "/api/v1/uploads/put/"
+
 
 def body_limit(path: str) -> int:
     """The most bytes a request body to `path` may have."""
-    if path.startswith(settings.REQUEST_BODY_UPLOAD_PREFIX):
+    if path.startswith(UPLOAD_PREFIX):
         return int(settings.UPLOAD_MAX_BYTES)
     return int(settings.REQUEST_BODY_MAX_BYTES)
 

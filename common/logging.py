@@ -189,3 +189,37 @@ class TextFormatter(logging.Formatter):
         if not fields:
             return line
         return line + " " + " ".join(f"{key}={value}" for key, value in fields.items())
+
+
+def logging_config(*, format: str, level: str) -> dict[str, Any]:  # noqa: A002 (LOG_FORMAT)
+    """Django's LOGGING: one console handler, `format` "json" or "text", with the tokens
+    redacted and the request and task ids on every record (config/settings.py)."""
+    if format not in ("json", "text"):
+        raise ValueError(f"LOG_FORMAT must be json or text, not {format!r}")
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "json": {"()": "common.logging.JsonFormatter"},
+            "text": {"()": "common.logging.TextFormatter"},
+        },
+        "filters": {
+            "redact_tokens": {"()": "common.logging.RedactTokens"},
+            "context_ids": {"()": "common.logging.ContextIds"},
+        },
+        "handlers": {
+            "console": {
+                "class": "logging.StreamHandler",
+                "formatter": format,
+                "filters": ["redact_tokens", "context_ids"],
+            }
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            "django.db.backends": {"level": "WARNING"},
+            # Paths of shared pages carry tokens: scrub them where the records are made.
+            "django.request": {"filters": ["redact_tokens"]},
+            "django.server": {"filters": ["redact_tokens"]},
+            "django.security": {"filters": ["redact_tokens"]},
+        },
+    }

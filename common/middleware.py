@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
@@ -49,10 +48,24 @@ class DomainErrorMiddleware:
 logger = logging.getLogger("redline.request")
 
 
+# The shared-link surfaces: `Cache-Control: no-store` on every answer (PrivateCacheMiddleware).
+NO_STORE_URL_NAMES = frozenset(
+    {
+        "shared-page",
+        "shared-copy",
+        "shared-login",
+        "shared-resume",
+        "api-shared",
+        "api-shared-text",
+        "api-shared-text-download",
+    }
+)
+
+
 class PrivateCacheMiddleware:
     """Caching policy for personal and shared responses.
 
-    - Routes named in `settings.NO_STORE_URL_NAMES` (the shared-link surfaces) answer
+    - Routes named in `NO_STORE_URL_NAMES` (the shared-link surfaces) answer
       `Cache-Control: no-store` whatever their status, so a revoked link does not live on in a
       browser or proxy cache. It is set here, after the view and the error middleware, so it
       covers their 404s and 429s too.
@@ -66,7 +79,7 @@ class PrivateCacheMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
-        if match is not None and match.url_name in settings.NO_STORE_URL_NAMES:
+        if match is not None and match.url_name in NO_STORE_URL_NAMES:
             add_never_cache_headers(response)
             return response
         user = getattr(request, "user", None)

@@ -2,16 +2,18 @@
 
 `BACKEND_DOWN` are the exceptions a cache read or a broker publish raises when Redis cannot be
 reached; the API's exception handler and the page middleware answer them 503 with Retry-After
-(`OUTAGE_RETRY_AFTER` seconds), and code that hands work to the broker after a commit catches
+(`RETRY_AFTER` seconds), and code that hands work to the broker after a commit catches
 them and leaves the work for its reaper (docs/design.md, Work handed to the broker).
 """
 
 from celery.exceptions import OperationalError  # kombu's, re-exported by celery
-from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .exceptions import ServiceUnavailable
+
+# Seconds a client is told to wait while Redis (cache or broker) cannot be reached.
+RETRY_AFTER = 5
 
 BACKEND_DOWN: tuple[type[Exception], ...] = (
     OperationalError,
@@ -27,6 +29,6 @@ def outage_unavailable(exception: Exception) -> ServiceUnavailable | None:
     if isinstance(exception, BACKEND_DOWN):
         return ServiceUnavailable(
             "A backing service (cache or task queue) is unavailable; try again shortly.",
-            retry_after=int(settings.OUTAGE_RETRY_AFTER),
+            retry_after=RETRY_AFTER,
         )
     return None

@@ -10,7 +10,7 @@ A cell's `sent_at` marks it handed over; a publish that fails (the broker is dow
 again and the reaper (`cells_send_pending`) hands it over once the broker is back.
 
 With eager tasks (the embedded default) a background thread of the web process runs the cells
-on a small pool of EVAL_EAGER_THREADS threads (one on SQLite, which takes one writer at a
+on a small pool of EAGER_THREADS threads (one on SQLite, which takes one writer at a
 time), each with its own database connection, so the POST answers at once and the page shows
 progress.
 """
@@ -45,6 +45,11 @@ DEFERRED = "deferred"
 # services, which call this module: importing them here would close a circle). Eagerly, the
 # services hand their own `cell_execute` in as `execute`.
 CELL_TASK = "evals.cell_execute"
+# A cell deferred by its provider's cap is tried again this many seconds later.
+DEFER_SECONDS = 0.5
+# Without a broker, an evaluation's cells run on a pool of this many threads of the web process
+# (one on SQLite, which takes one writer at a time).
+EAGER_THREADS = 4
 
 CellExecute = Callable[[int], str]  # cell id → the cell's status, or DEFERRED
 
@@ -248,7 +253,7 @@ def cells_send_pending() -> int:
 
 def _run_pool(cell_ids: list[int], execute: CellExecute) -> None:
     # SQLite takes one writer at a time: more threads would only queue on its lock.
-    threads = 1 if connection.vendor == "sqlite" else settings.EVAL_EAGER_THREADS
+    threads = 1 if connection.vendor == "sqlite" else EAGER_THREADS
     with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(lambda cell_id: _run_one(cell_id, execute), cell_ids))
 
@@ -257,14 +262,14 @@ def _run_pool_inline(cell_ids: list[int], execute: CellExecute) -> None:
     """Every cell in the calling thread, in order (tests that want the finished evaluation)."""
     for cell_id in cell_ids:
         while execute(cell_id) == DEFERRED:
-            time.sleep(settings.EVAL_DEFER_SECONDS)
+            time.sleep(DEFER_SECONDS)
 
 
 def _run_one(cell_id: int, execute: CellExecute) -> None:
     close_old_connections()
     try:
         while execute(cell_id) == DEFERRED:
-            time.sleep(settings.EVAL_DEFER_SECONDS)
+            time.sleep(DEFER_SECONDS)
     except Exception:
         logger.exception("evaluation.cell_crashed", extra={"cell_id": cell_id})
     finally:

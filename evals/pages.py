@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db.models.functions import Substr
 
 from common.auth import Viewer
@@ -116,6 +115,8 @@ class EvaluationPage:
 # A row's value on the results page is cut to this many characters by the database (the page
 # shows 300; the whole value is in the test set's own table and export).
 PAGE_VALUE_CHARS = 1_000
+# Rows of the results matrix on one page (each row holds a cell per column and repeat).
+PAGE_ROWS = 25
 
 
 def _cut(value: str) -> str:
@@ -131,7 +132,7 @@ def evaluation_page_build(
     page: int,
     compare: tuple[int, int] | None,
 ) -> EvaluationPage:
-    """The matrix, a page of rows at a time (EVAL_PAGE_ROWS): cells of those rows only, with
+    """The matrix, a page of rows at a time (PAGE_ROWS): cells of those rows only, with
     the columns of their runs they show, in one query; of each row only the variables some
     column's version declares, cut to PAGE_VALUE_CHARS by the database (a row's undeclared
     variables never reach this process). Grades as `user` may see them."""
@@ -164,7 +165,7 @@ def evaluation_page_build(
         all_rows = [r for r in all_rows if failed(r)]
     elif shown_filter == "disagree":
         all_rows = [r for r in all_rows if disagree(r)]
-    size = settings.EVAL_PAGE_ROWS
+    size = PAGE_ROWS
     pages = max(1, -(-len(all_rows) // size))
     page = min(max(1, page), pages)
     wanted = all_rows[(page - 1) * size : page * size]

@@ -3,11 +3,11 @@
 A schema comes from a client (a grader's `schema`, a version's response format), so two things
 are bounded before and while it validates anything:
 
-- Its shape, checked once (`schema_problem`): at most `EVAL_SCHEMA_MAX_BYTES` of JSON, nested at
+- Its shape, checked once (`schema_problem`): at most `SCHEMA_MAX_BYTES` of JSON, nested at
   most `JSON_MAX_DEPTH` levels; every `$ref` a local JSON pointer (`#/$defs/item`: a remote one
   would be fetched by the worker) to a part that exists; no reference cycle (`{"$ref": "#"}`
-  recurses without end); reference chains at most `EVAL_SCHEMA_REF_DEPTH_MAX` long; and the
-  schema with every reference expanded at most `EVAL_SCHEMA_EXPANDED_MAX` nodes (so references
+  recurses without end); reference chains at most `SCHEMA_REF_DEPTH_MAX` long; and the
+  schema with every reference expanded at most `SCHEMA_EXPANDED_MAX` nodes (so references
   that each use the next twice cannot cost 2ⁿ).
 - Its regular expressions (`pattern`, `patternProperties`, and `additionalProperties`, which
   consults them), run by the `regex` package with a timeout taken from one deadline for the whole
@@ -27,10 +27,15 @@ from urllib.parse import unquote
 
 import jsonschema
 import regex
-from django.conf import settings
 from jsonschema.exceptions import ValidationError
 
 from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds
+
+# A grader's JSON Schema, checked when the evaluation is created: bytes of JSON, the longest
+# `$ref` chain, and parts with every reference expanded (docs/evals.md, "Graders under a budget").
+SCHEMA_MAX_BYTES: Final = 64 * 1024
+SCHEMA_REF_DEPTH_MAX: Final = 16
+SCHEMA_EXPANDED_MAX: Final = 20_000
 
 # Keywords whose value is a reference somewhere else; only `$ref` with a local pointer is taken.
 _REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -80,8 +85,8 @@ def _resolve(root: Any, pointer: tuple[str, ...]) -> bool:
 def schema_problem(schema: Any) -> str | None:
     """Why `schema` may not be used by a grader (a sentence for the `detail`), or None."""
     size = len(json.dumps(schema, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    if size > settings.EVAL_SCHEMA_MAX_BYTES:
-        return f"at most {settings.EVAL_SCHEMA_MAX_BYTES:,} bytes of JSON (this one is {size:,})"
+    if size > SCHEMA_MAX_BYTES:
+        return f"at most {SCHEMA_MAX_BYTES:,} bytes of JSON (this one is {size:,})"
     if json_depth_exceeds(schema, JSON_MAX_DEPTH):
         return f"nested at most {JSON_MAX_DEPTH} levels"
     nodes: list[tuple[str, ...]] = []
@@ -133,8 +138,8 @@ def _refs_problem(
             if where[:cut] in uses:
                 uses[where[:cut]].append(target)
     cost: dict[tuple[str, ...], tuple[int, int]] = {}  # target → (expanded nodes, chain depth)
-    limit_nodes = settings.EVAL_SCHEMA_EXPANDED_MAX
-    limit_depth = settings.EVAL_SCHEMA_REF_DEPTH_MAX
+    limit_nodes = SCHEMA_EXPANDED_MAX
+    limit_depth = SCHEMA_REF_DEPTH_MAX
     for start in sorted(targets, key=len):
         # Iterative depth-first evaluation; a target met again while open is a cycle.
         open_: set[tuple[str, ...]] = set()

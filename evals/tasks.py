@@ -4,7 +4,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from .dispatch import NextCells, cell_ended_send_next
+from .dispatch import DEFER_SECONDS, NextCells, cell_ended_send_next
 from .services import DEFERRED, cell_time_out
 from .services import cell_execute as cell_execute_service
 from .services import evaluations_reap as evaluations_reap_service
@@ -44,7 +44,7 @@ def cell_execute(self: Task, cell_id: int, user_id: int | None = None) -> str:
         raise
     if status == DEFERRED:
         # The provider is at its concurrency cap: try again shortly (not an error).
-        raise self.retry(countdown=settings.EVAL_DEFER_SECONDS)
+        raise self.retry(countdown=DEFER_SECONDS)
     # The account's next cell goes to the queue as this one ends (its fair share).
     _send_next(cell_id, user_id, feed)
     return status

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from config.settings import upload_connect_origins
+from config.security import upload_connect_origins
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("REDLINE_CHROMIUM", "/usr/bin/chromium")

@@ -28,6 +28,8 @@ from .transport import AddressRefused, addresses_checked, post, url_parse
 logger = logging.getLogger(__name__)
 
 USER_AGENT = "Redline-Webhook/1"
+# The Retry-After of the 429 for an account at WEBHOOKS_PER_USER (deleting one is the way out).
+LIMIT_RETRY_AFTER = 3600
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def webhook_create(
         if Webhook.objects.filter(owner=actor).count() >= settings.WEBHOOKS_PER_USER:
             raise RateLimited(
                 f"At most {settings.WEBHOOKS_PER_USER} webhooks per account: delete one first.",
-                retry_after=settings.WEBHOOKS_LIMIT_RETRY_AFTER,
+                retry_after=LIMIT_RETRY_AFTER,
             )
         webhook = Webhook.objects.create(
             prompt=prompt,

@@ -26,6 +26,8 @@ from .services import RunCreated, run_create
 
 SCOPE = "runs"
 ACTIVE_STATUSES = (Run.Status.QUEUED, Run.Status.RUNNING)
+# The Retry-After of the 429 for an account at RUN_USER_ACTIVE_MAX (about a short run).
+ACTIVE_RETRY_AFTER = 10
 
 
 def _limit() -> Limit:
@@ -62,7 +64,7 @@ def run_active_check(*, actor: User) -> None:
         created_by_id=actor.pk, status__in=ACTIVE_STATUSES, on_run_queue=True
     ).count()
     if active >= cap:
-        wait = max(1, int(settings.RUN_ACTIVE_RETRY_AFTER))
+        wait = ACTIVE_RETRY_AFTER
         raise RateLimited(
             f"You have {active} runs queued or running, the most one account may have"
             f" (RUN_USER_ACTIVE_MAX = {cap}); wait for one to finish or cancel one.",

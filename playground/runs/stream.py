@@ -45,6 +45,14 @@ from .selectors import run_stream_chunk
 KEEPALIVE_SECONDS = 15.0
 RETRY = b"retry: 1000\n\n"  # EventSource reconnects after 1 s, resuming from its last id
 GONE = {"detail": "Not found."}
+# Without a notification channel a stream polls the row, backing off from the first to the
+# second while nothing changes (seconds).
+POLL_MIN_SECONDS = 0.010
+POLL_MAX_SECONDS = 0.250
+# A stream's slot lease lives this long unless renewed at an access re-check: at least two
+# re-checks and a margin, so an open stream keeps its slot and a crashed process's slots free
+# themselves.
+LEASE_MIN_SECONDS = 90
 
 T = TypeVar("T")
 
@@ -156,9 +164,7 @@ def run_stream_open(
 ) -> RunStream:
     """A stream holding one of the user's RUN_STREAMS_PER_USER slots, or RateLimited (429)."""
     limit = settings.RUN_STREAMS_PER_USER
-    lease = lease_acquire(
-        scope="run-stream", ident=str(user_id), limit=limit, ttl=settings.RUN_STREAM_LEASE_SECONDS
-    )
+    lease = lease_acquire(scope="run-stream", ident=str(user_id), limit=limit, ttl=_lease_seconds())
     if lease is None:
         raise RateLimited(
             f"Too many open run streams: at most {limit} per account at once. Close one (or"
@@ -175,6 +181,10 @@ def run_stream_open(
     )
 
 
+def _lease_seconds() -> int:
+    return max(LEASE_MIN_SECONDS, 2 * settings.RUN_STREAM_RECHECK_SECONDS + 5)
+
+
 def _first_recheck(now: float) -> float:
     # Spread the re-checks of streams opened together over the interval.
     return now + settings.RUN_STREAM_RECHECK_SECONDS * random.uniform(0.5, 1.0)  # noqa: S311
@@ -185,9 +195,8 @@ def _first_recheck(now: float) -> float:
 
 def run_events(stream: RunStream) -> Iterator[bytes]:
     """Tokens from the stream's offset on, then `done`; polls the row, backing off from
-    RUN_STREAM_POLL_MIN_MS to RUN_STREAM_POLL_MAX_MS while nothing changes."""
-    low = settings.RUN_STREAM_POLL_MIN_MS / 1000
-    high = max(low, settings.RUN_STREAM_POLL_MAX_MS / 1000)
+    POLL_MIN_SECONDS to POLL_MAX_SECONDS while nothing changes."""
+    low, high = POLL_MIN_SECONDS, POLL_MAX_SECONDS
     start = time.monotonic()
     deadline = start + settings.RUN_STREAM_MAX_SECONDS
     recheck_at = _first_recheck(start)
@@ -265,8 +274,7 @@ async def run_events_async(stream: RunStream) -> AsyncIterator[bytes]:
     start = time.monotonic()
     deadline = start + settings.RUN_STREAM_MAX_SECONDS
     recheck_at = _first_recheck(start)
-    low = settings.RUN_STREAM_POLL_MIN_MS / 1000
-    high = max(low, settings.RUN_STREAM_POLL_MAX_MS / 1000)
+    low, high = POLL_MIN_SECONDS, POLL_MAX_SECONDS
     channel: RunInbox | None = None
     try:
         yield RETRY

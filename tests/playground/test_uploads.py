@@ -19,7 +19,7 @@ from django.test import Client, TestCase
 from django.utils import timezone
 
 from common.limits import MESSAGE_MAX_CHARS
-from config.settings import upload_connect_origins
+from config.security import upload_connect_origins
 from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
 from playground.services import prompt_version_create
