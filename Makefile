@@ -62,13 +62,22 @@ serve: migrate
 test: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
+# eslint for static/js (package.json, eslint.config.js): `npm ci` installs the exact tools of
+# package-lock.json into node_modules, again only when package.json or the lock changes.
+NODE_STAMP := node_modules/.installed-stamp
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
 # ruff (lint rules and formatting), mypy with the Django and DRF plugins over the whole tree,
 # and import-linter: the layer rules of docs/architecture.md ([tool.importlinter] in pyproject).
-lint: install
+# eslint checks the page scripts (static/js).
+lint: install $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
+	npx --no-install eslint static/js
 
 bench: migrate
 	$(PY) bench/storage.py
@@ -76,4 +85,4 @@ bench: migrate
 	$(PY) bench/estimators.py
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules
