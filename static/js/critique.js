@@ -18,7 +18,7 @@
   function csrfToken() {
     try {
       return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-    } catch (error) {
+    } catch {
       return "";
     }
   }

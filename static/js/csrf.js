@@ -7,7 +7,7 @@
   function fromHtmxHeaders() {
     try {
       return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
-    } catch (error) {
+    } catch {
       return "";
     }
   }

@@ -39,7 +39,7 @@
   function recall() {
     try {
       return JSON.parse(window.localStorage.getItem(STORE) || "{}") || {};
-    } catch (error) {
+    } catch {
       return {};
     }
   }
@@ -50,7 +50,7 @@
       const keepChoice = keep.disabled ? Boolean(saved.keep) : state.keep;
       const value = { api: state.api, format: state.format, keep: keepChoice, open: panel.open };
       window.localStorage.setItem(STORE, JSON.stringify(value));
-    } catch (error) {
+    } catch {
       // Storage may be off (private mode); the choices then last for this page only.
     }
   }
@@ -212,7 +212,7 @@
     let ok = false;
     try {
       ok = document.execCommand("copy");
-    } catch (error) {
+    } catch {
       ok = false;
     }
     area.remove();

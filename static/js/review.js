@@ -37,7 +37,7 @@
     try {
       const body = await response.json();
       return body.detail || response.statusText;
-    } catch (error) {
+    } catch {
       return response.statusText || "Request failed";
     }
   }

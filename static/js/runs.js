@@ -26,7 +26,7 @@
     let data = {};
     try {
       data = await response.json();
-    } catch (error) {
+    } catch {
       data = { detail: "The server answered " + response.status + "." };
     }
     if (!response.ok) throw new Error(data.detail || "The server answered " + response.status + ".");

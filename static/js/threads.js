@@ -18,7 +18,7 @@
       });
       if (!response.ok) {
         let message = response.statusText;
-        try { message = (await response.json()).detail || message; } catch (error) { /* keep */ }
+        try { message = (await response.json()).detail || message; } catch { /* keep */ }
         select.value = current;
         window.alert(message);
         return;

@@ -106,7 +106,7 @@
           return;
         }
         let detail = "the upload was refused (" + xhr.status + ")";
-        try { detail = JSON.parse(xhr.responseText).detail || detail; } catch (error) { /* not JSON */ }
+        try { detail = JSON.parse(xhr.responseText).detail || detail; } catch { /* not JSON */ }
         reject(new Error(detail));
       });
       xhr.addEventListener("error", function () {
