@@ -137,16 +137,7 @@
     codePanel.setAttribute("aria-busy", "true");
     status.textContent = "Loading…";
     copyButton.disabled = true;
-    fetch(url + "?" + key + "&as=json", {
-      credentials: "same-origin",
-      headers: { Accept: "application/json" },
-    })
-      .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          if (!response.ok) throw new Error(body.detail || "HTTP " + response.status);
-          return body;
-        });
-      })
+    window.Redline.api(url + "?" + key + "&as=json")
       .then(function (body) {
         cache.set(key, body);
         if (wanted === key) show(body);

@@ -70,20 +70,8 @@
     }).join("");
   }
 
-  async function createUpload(size, sha256) {
-    const response = await fetch(uploadsUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json",
-        "X-CSRFToken": window.Redline.csrfToken(),
-      },
-      body: JSON.stringify({ size: size, sha256: sha256 }),
-    });
-    const body = await response.json().catch(function () { return {}; });
-    if (!response.ok) throw new Error(body.detail || "the server answered " + response.status);
-    return body;
+  function createUpload(size, sha256) {
+    return window.Redline.api(uploadsUrl, { method: "POST", json: { size: size, sha256: sha256 } });
   }
 
   function put(ticket, blob, name) {
