@@ -62,18 +62,27 @@ serve: migrate
 test: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
+# eslint for static/js (package.json, eslint.config.js): `npm ci` installs the exact tools of
+# package-lock.json into node_modules, again only when package.json or the lock changes.
+NODE_STAMP := node_modules/.installed-stamp
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
 # ruff (lint rules and formatting), mypy with the Django and DRF plugins over the whole tree,
 # import-linter: the dependency rules of docs/architecture.md, the layers inside each app and no
-# import circles ([tool.importlinter] in pyproject), and deptry ([tool.deptry]): the server's code
-# imports only [project].dependencies and uses each; tests and bench/ may use the dev extra too.
-lint: install
+# import circles ([tool.importlinter] in pyproject), deptry ([tool.deptry]): the server's code
+# imports only [project].dependencies and uses each; tests and bench/ may use the dev extra too;
+# and eslint on the page scripts (static/js, eslint.config.js).
+lint: install $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/deptry .
 	$(VENV)/bin/deptry . --ignore DEP002,DEP004 \
-		--exclude '\.venv|\.git|clients|docs|examples|static|templates|var'
+		--exclude '\.venv|\.git|clients|docs|examples|static|templates|var|node_modules'
+	npx --no-install eslint static/js
 
 bench: migrate
 	$(PY) bench/storage.py
@@ -81,4 +90,4 @@ bench: migrate
 	$(PY) bench/estimators.py
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules

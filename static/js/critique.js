@@ -15,30 +15,8 @@
   const startButton = document.getElementById("draft-start");
   const POLL_MS = 200;
 
-  function csrfToken() {
-    try {
-      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-    } catch (error) {
-      return "";
-    }
-  }
-
   function post(url, payload) {
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {
-        "Accept": "application/json",
-        "Content-Type": "application/json",
-        "X-CSRFToken": csrfToken(),
-      },
-      body: JSON.stringify(payload || {}),
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (body) {
-        if (!response.ok) throw new Error(body.detail || "The request failed (" + response.status + ").");
-        return body;
-      });
-    });
+    return window.Redline.api(url, { method: "POST", json: payload || {} });
   }
 
   function fill(template, id) {
@@ -50,10 +28,10 @@
     return items.length ? Number(items[items.length - 1].dataset.position) : -1;
   }
 
+  // Follows the draft until it is neither queued nor running; a failed poll is tried again later.
   function follow(url) {
-    fetch(url + "?after=" + lastPosition(), { credentials: "same-origin" })
-      .then(function (response) { return response.text(); })
-      .then(function (html) {
+    window.Redline.poll(function () {
+      return window.Redline.api(url + "?after=" + lastPosition(), { as: "text" }).then(function (html) {
         const holder = document.createElement("div");
         holder.innerHTML = html;
         const root = holder.firstElementChild;
@@ -62,13 +40,11 @@
         });
         statusLine.textContent = root.querySelector("[data-status-text]").textContent.trim();
         const status = root.dataset.status;
-        if (status === "queued" || status === "running") {
-          window.setTimeout(function () { follow(url); }, POLL_MS);
-        } else {
-          startButton.disabled = false;
-        }
-      })
-      .catch(function () { window.setTimeout(function () { follow(url); }, POLL_MS * 5); });
+        if (status === "queued" || status === "running") return false;
+        startButton.disabled = false;
+        return true;
+      });
+    }, { delay: POLL_MS, maxDelay: POLL_MS * 25 });
   }
 
   document.getElementById("draft-form").addEventListener("submit", function (event) {

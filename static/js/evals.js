@@ -8,24 +8,20 @@
     var region = document.getElementById("eval-progress");
     if (!region || region.dataset.finished === "true") return;
     var url = region.dataset.url;
-    var timer = window.setInterval(function () {
-      fetch(url, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
-        .then(function (response) { return response.ok ? response.text() : null; })
-        .then(function (html) {
-          if (!html) return;
-          var holder = document.createElement("div");
-          holder.innerHTML = html;
-          var fresh = holder.querySelector("#eval-progress");
-          var current = document.getElementById("eval-progress");
-          if (!fresh || !current) return;
-          current.replaceWith(fresh);
-          if (fresh.dataset.finished === "true") {
-            window.clearInterval(timer);
-            window.location.reload(); // the matrix is drawn once every cell is in
-          }
-        })
-        .catch(function () { /* a missed poll is retried on the next tick */ });
-    }, 1000);
+    // A failed poll is tried again later (Redline.poll backs off).
+    window.Redline.poll(function () {
+      return window.Redline.api(url, { as: "text" }).then(function (html) {
+        var holder = document.createElement("div");
+        holder.innerHTML = html;
+        var fresh = holder.querySelector("#eval-progress");
+        var current = document.getElementById("eval-progress");
+        if (!fresh || !current) return false;
+        current.replaceWith(fresh);
+        if (fresh.dataset.finished !== "true") return false;
+        window.location.reload(); // the matrix is drawn once every cell is in
+        return true;
+      });
+    }, { delay: 1000, first: 1000 });
   }
 
   function labelled(tag, id, text, name) {

@@ -39,7 +39,7 @@
   function recall() {
     try {
       return JSON.parse(window.localStorage.getItem(STORE) || "{}") || {};
-    } catch (error) {
+    } catch {
       return {};
     }
   }
@@ -50,7 +50,7 @@
       const keepChoice = keep.disabled ? Boolean(saved.keep) : state.keep;
       const value = { api: state.api, format: state.format, keep: keepChoice, open: panel.open };
       window.localStorage.setItem(STORE, JSON.stringify(value));
-    } catch (error) {
+    } catch {
       // Storage may be off (private mode); the choices then last for this page only.
     }
   }
@@ -137,16 +137,7 @@
     codePanel.setAttribute("aria-busy", "true");
     status.textContent = "Loading…";
     copyButton.disabled = true;
-    fetch(url + "?" + key + "&as=json", {
-      credentials: "same-origin",
-      headers: { Accept: "application/json" },
-    })
-      .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          if (!response.ok) throw new Error(body.detail || "HTTP " + response.status);
-          return body;
-        });
-      })
+    window.Redline.api(url + "?" + key + "&as=json")
       .then(function (body) {
         cache.set(key, body);
         if (wanted === key) show(body);
@@ -212,7 +203,7 @@
     let ok = false;
     try {
       ok = document.execCommand("copy");
-    } catch (error) {
+    } catch {
       ok = false;
     }
     area.remove();

@@ -6,6 +6,21 @@
 (function () {
   "use strict";
 
+  // A failure whose message is written for the reader as it is.
+  class Shown extends Error {}
+
+  // What the error line says about a failed range.
+  function explain(problem) {
+    if (problem instanceof Shown) return problem.message;
+    if (problem instanceof window.Redline.ApiError) {
+      if (problem.status === 404) {
+        return "This text is no longer available here (access was withdrawn or the link now shows another version). Reload the page.";
+      }
+      return "Could not load more of this text (HTTP " + problem.status + "). Try “Load more” again.";
+    }
+    return "Could not load more of this text (network error). Try “Load more” again.";
+  }
+
   function setup(box) {
     const url = box.dataset.url;
     const body = box.querySelector(".lazy-text-body");
@@ -43,19 +58,9 @@
       busy = true;
       more.disabled = true;
       const separator = url.indexOf("?") < 0 ? "?" : "&";
-      fetch(url + separator + "offset=" + loaded, {
-        credentials: "same-origin",
-        headers: { Accept: "application/json" },
-      })
-        .then(function (response) {
-          if (response.status === 404) {
-            throw { shown: "This text is no longer available here (access was withdrawn or the link now shows another version). Reload the page." };
-          }
-          if (!response.ok) throw { shown: "Could not load more of this text (HTTP " + response.status + "). Try “Load more” again." };
-          return response.json();
-        })
+      window.Redline.api(url + separator + "offset=" + loaded)
         .then(function (range) {
-          if (range.offset !== loaded) throw { shown: "The server answered a different range; reload the page." };
+          if (range.offset !== loaded) throw new Shown("The server answered a different range; reload the page.");
           body.insertBefore(document.createTextNode(range.text), sentinel);
           loaded += range.length;
           total = range.total;
@@ -65,7 +70,7 @@
           show();
         })
         .catch(function (problem) {
-          fail(problem && problem.shown ? problem.shown : "Could not load more of this text (network error). Try “Load more” again.");
+          fail(explain(problem));
         })
         .finally(function () {
           busy = false;

@@ -21,25 +21,7 @@
   let captured = null; // {start, end}: the last passage selected in the document
 
   function api(method, url, payload) {
-    return fetch(url, {
-      method: method,
-      credentials: "same-origin",
-      headers: {
-        "Accept": "application/json",
-        "Content-Type": "application/json",
-        "X-CSRFToken": window.Redline.csrfToken(),
-      },
-      body: payload === undefined ? undefined : JSON.stringify(payload),
-    });
-  }
-
-  async function detailOf(response) {
-    try {
-      const body = await response.json();
-      return body.detail || response.statusText;
-    } catch (error) {
-      return response.statusText || "Request failed";
-    }
+    return window.Redline.api(url, { method: method, json: payload });
   }
 
   function showError(element, message) {
@@ -307,13 +289,15 @@
       }
       const button = form.querySelector("button[type=submit]");
       button.disabled = true;
-      const response = await api("POST", app.dataset.annotationsUrl, payload);
-      button.disabled = false;
-      if (!response.ok) {
-        showError(error, await detailOf(response));
+      let created;
+      try {
+        created = await api("POST", app.dataset.annotationsUrl, payload);
+      } catch (problem) {
+        showError(error, problem.message);
         return;
+      } finally {
+        button.disabled = false;
       }
-      const created = await response.json();
       reloadAt("#ann-" + created.id);
     });
   }
@@ -348,12 +332,14 @@
     };
     const save = async function (previous) {
       riskList.setAttribute("aria-busy", "true");
-      const response = await api("POST", app.dataset.rankingUrl, { order: order() });
-      riskList.removeAttribute("aria-busy");
-      if (!response.ok) {
+      try {
+        await api("POST", app.dataset.rankingUrl, { order: order() });
+      } catch (error) {
         restore(previous);
-        showError(rankingError, await detailOf(response));
+        showError(rankingError, error.message);
         return;
+      } finally {
+        riskList.removeAttribute("aria-busy");
       }
       showError(rankingError, "");
       renumber();
@@ -426,14 +412,14 @@
   app.addEventListener("change", async function (event) {
     const select = event.target.closest(".status-select");
     if (!select) return;
-    const response = await api("PATCH", select.dataset.url, { status: select.value });
     const item = select.closest(".ann");
     const options = Array.from(select.options);
-    if (!response.ok) {
-      const message = await detailOf(response);
+    try {
+      await api("PATCH", select.dataset.url, { status: select.value });
+    } catch (error) {
       const saved = options.find(function (option) { return option.defaultSelected; });
       if (saved) select.value = saved.value;
-      window.alert(message);
+      window.alert(error.message);
       return;
     }
     options.forEach(function (option) { option.defaultSelected = option.value === select.value; });
@@ -444,9 +430,10 @@
     const button = event.target.closest("[data-delete]");
     if (!button) return;
     if (!window.confirm("Delete this annotation?")) return;
-    const response = await api("DELETE", button.dataset.delete);
-    if (!response.ok) {
-      window.alert(await detailOf(response));
+    try {
+      await api("DELETE", button.dataset.delete);
+    } catch (error) {
+      window.alert(error.message);
       return;
     }
     reloadAt("");
@@ -455,12 +442,13 @@
   reattachButtons.forEach(function (button) {
     button.addEventListener("click", async function () {
       if (!captured) return;
-      const response = await api("POST", button.dataset.reattach, {
-        revision: parseInt(app.dataset.viewedRevision, 10),
-        position: { start: captured.start, end: captured.end },
-      });
-      if (!response.ok) {
-        showError(document.getElementById("reattach-error"), await detailOf(response));
+      try {
+        await api("POST", button.dataset.reattach, {
+          revision: parseInt(app.dataset.viewedRevision, 10),
+          position: { start: captured.start, end: captured.end },
+        });
+      } catch (error) {
+        showError(document.getElementById("reattach-error"), error.message);
         return;
       }
       reloadAt("#ann-" + button.closest("[data-ann-id]").dataset.annId);

@@ -16,27 +16,17 @@
     return String(Date.now()) + "-" + String(Math.random()).slice(2);
   }
 
-  async function postJson(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": window.Redline.csrfToken() },
-      body: JSON.stringify(body || {}),
-    });
-    let data = {};
-    try {
-      data = await response.json();
-    } catch (error) {
-      data = { detail: "The server answered " + response.status + "." };
-    }
-    if (!response.ok) throw new Error(data.detail || "The server answered " + response.status + ".");
-    return data;
+  function postJson(url, body) {
+    return window.Redline.api(url, { method: "POST", json: body || {} });
   }
 
   async function cardHtml(url) {
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
-    if (!response.ok) throw new Error("Could not load the run (" + response.status + ").");
-    return response.text();
+    try {
+      return await window.Redline.api(url, { as: "text" });
+    } catch (error) {
+      if (error instanceof window.Redline.ApiError) throw new Error("Could not load the run (" + error.status + ").");
+      throw error;
+    }
   }
 
   // Replace `card` with the server's current card for that run; returns the new element.

@@ -6,21 +6,11 @@
   document.querySelectorAll("#open-issues .status-select").forEach(function (select) {
     let current = select.value;
     select.addEventListener("change", async function () {
-      const response = await fetch(select.dataset.url, {
-        method: "PATCH",
-        credentials: "same-origin",
-        headers: {
-          "Accept": "application/json",
-          "Content-Type": "application/json",
-          "X-CSRFToken": window.Redline.csrfToken(),
-        },
-        body: JSON.stringify({ status: select.value }),
-      });
-      if (!response.ok) {
-        let message = response.statusText;
-        try { message = (await response.json()).detail || message; } catch (error) { /* keep */ }
+      try {
+        await window.Redline.api(select.dataset.url, { method: "PATCH", json: { status: select.value } });
+      } catch (error) {
         select.value = current;
-        window.alert(message);
+        window.alert(error.message);
         return;
       }
       current = select.value;

@@ -70,20 +70,8 @@
     }).join("");
   }
 
-  async function createUpload(size, sha256) {
-    const response = await fetch(uploadsUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json",
-        "X-CSRFToken": window.Redline.csrfToken(),
-      },
-      body: JSON.stringify({ size: size, sha256: sha256 }),
-    });
-    const body = await response.json().catch(function () { return {}; });
-    if (!response.ok) throw new Error(body.detail || "the server answered " + response.status);
-    return body;
+  function createUpload(size, sha256) {
+    return window.Redline.api(uploadsUrl, { method: "POST", json: { size: size, sha256: sha256 } });
   }
 
   function put(ticket, blob, name) {
@@ -106,7 +94,7 @@
           return;
         }
         let detail = "the upload was refused (" + xhr.status + ")";
-        try { detail = JSON.parse(xhr.responseText).detail || detail; } catch (error) { /* not JSON */ }
+        try { detail = JSON.parse(xhr.responseText).detail || detail; } catch { /* not JSON */ }
         reject(new Error(detail));
       });
       xhr.addEventListener("error", function () {
