@@ -3,11 +3,31 @@
 - `Registry`: a key registers once (a second registration raises, naming both), reads go in
   key order, a missing key says what is registered, `override` puts everything back, a
   `view` follows the registry as it fills.
+- Every registry holds what the apps put in it at start-up (docs/architecture.md, Registries).
+- Entries are added in an `AppConfig.ready()` and nowhere else: the source is read for calls of a
+  `<noun>_register` function or of a registry's `register`.
 """
+
+import ast
+from pathlib import Path
 
 import pytest
 
 from common.registry import Registry, RegistryDuplicate
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = (
+    "accounts",
+    "changes",
+    "common",
+    "critique",
+    "evals",
+    "playground",
+    "questionbank",
+    "reviews",
+    "textstore",
+    "webhooks",
+)
 
 
 def first() -> str:
@@ -78,3 +98,89 @@ def test_a_view_reads_one_field_of_each_entry_and_follows_the_registry():
     assert sizes.get("z") is None
     with pytest.raises(KeyError):
         sizes["z"]
+
+
+def test_the_apps_fill_every_registry_at_start_up():
+    from evals.selectors import reason_guards
+    from evals.services import grader_types, graders_registered, registered_graders
+    from playground.content import PROVIDERS
+    from playground.gates import gate_describers
+    from playground.runs.providers.fixture import fixture_resolvers
+    from playground.runs.providers.registry import adapters
+    from playground.version_badges import badge_providers
+    from questionbank.related import related_providers
+    from reviews.panels import SLOTS, panel_providers
+    from textstore.references import blob_reference_providers
+
+    assert list(badge_providers) == ["evals"]
+    assert list(gate_describers) == ["changes"]
+    assert {slot: list(panel_providers[slot]) for slot in SLOTS} == {
+        "review": ["critique"],
+        "practice": ["critique"],
+    }
+    assert list(related_providers) == ["playground", "reviews"]
+    assert list(blob_reference_providers) == ["playground", "reviews"]
+    assert list(fixture_resolvers) == ["critique"]
+    assert list(adapters) == sorted(PROVIDERS)  # every provider a version may name has one
+    assert list(registered_graders) == ["answer-key"]
+    assert list(reason_guards) == ["answer-key"]
+    assert grader_types()[-1] == "answer-key"
+    assert [kind for kind, _ in graders_registered()] == ["answer-key"]
+
+
+def test_a_registered_grader_may_not_take_a_built_in_type():
+    from evals.graders import grade_equals
+    from evals.services import grader_register
+
+    with pytest.raises(RegistryDuplicate, match="'equals' is built in"):
+        grader_register(type="equals", grade_fn=grade_equals, parse_fn=lambda spec, where: None)
+
+
+def _sources() -> list[Path]:
+    paths: list[Path] = []
+    for app in APPS:
+        paths += [p for p in sorted((ROOT / app).rglob("*.py")) if "migrations" not in p.parts]
+    return paths
+
+
+def _registrations_outside_ready(path: Path, root: Path = ROOT) -> list[str]:
+    """Calls of `x_register(...)` or `y.register(...)` (not Django admin's) that are not in an
+    apps.py's `ready()` nor in the body of a `*_register` function (the registry's own
+    keyword-only front door)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (
+            (path.name == "apps.py" and node.name == "ready") or node.name.endswith("_register")
+        ):
+            allowed |= {id(inner) for inner in ast.walk(node)}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or id(node) in allowed:
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if isinstance(func, ast.Attribute) and "admin" in ast.unparse(func.value):
+            continue  # django.contrib.admin's own register
+        if name.endswith("_register") or name == "register":
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(func)}")
+    return found
+
+
+def test_entries_are_registered_only_in_an_app_config_ready():
+    found = [line for path in _sources() for line in _registrations_outside_ready(path)]
+    assert found == []
+
+
+def test_the_source_check_sees_a_registration_at_import(tmp_path):
+    module = tmp_path / "badges.py"
+    module.write_text(
+        "from playground.version_badges import version_badges_register\n"
+        "version_badges_register(name='x', provider=None)\n"
+        "def ready():\n"
+        "    version_badges_register(name='y', provider=None)\n"
+    )
+    assert _registrations_outside_ready(module, root=tmp_path) == [
+        "badges.py:2: version_badges_register",
+        "badges.py:4: version_badges_register",  # a ready() outside apps.py does not count
+    ]
