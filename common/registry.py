@@ -12,13 +12,16 @@ the owner's keyword-only `<noun>_register` function. docs/architecture.md, Regis
 - Reads go in key order, so what a page shows never depends on the order apps were loaded in.
 - Registries are filled at start-up and only read afterwards, so reads take no lock. A test that
   needs a different entry uses `override`, which puts the registry back as it found it.
+- `registries()` lists every registry alive, so a test can check each one's entries and its row
+  in the docs without knowing which module holds it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -40,6 +43,7 @@ class Registry(Mapping[str, T]):
     def __init__(self, what: str) -> None:
         self.what = what  # what an entry is, for messages: "version badge provider"
         self._items: dict[str, T] = {}
+        _alive[id(self)] = self
 
     def register(self, key: str, item: T) -> None:
         """Add `item` under `key`; `RegistryDuplicate` if the key is taken."""
@@ -82,6 +86,15 @@ class Registry(Mapping[str, T]):
             yield
         finally:
             self._items = saved
+
+
+# Every registry by id, weakly: a registry a test made goes when the test drops it.
+_alive: weakref.WeakValueDictionary[int, Registry[Any]] = weakref.WeakValueDictionary()
+
+
+def registries() -> list[Registry[Any]]:
+    """Every registry alive, by what its entries are."""
+    return sorted(_alive.values(), key=lambda registry: registry.what)
 
 
 class _View(Mapping[str, U], Generic[T, U]):

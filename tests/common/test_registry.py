@@ -3,7 +3,8 @@
 - `Registry`: a key registers once (a second registration raises, naming both), reads go in
   key order, a missing key says what is registered, `override` puts everything back, a
   `view` follows the registry as it fills.
-- Every registry holds what the apps put in it at start-up (docs/architecture.md, Registries).
+- Every registry holds what the apps put in it at start-up, and has its row in
+  docs/architecture.md, Registries.
 - Entries are added in an `AppConfig.ready()` and nowhere else: the source is read for calls of a
   `<noun>_register` function or of a registry's `register`.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from common.registry import Registry, RegistryDuplicate
+from common.registry import Registry, RegistryDuplicate, registries
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = (
@@ -39,7 +40,7 @@ def second() -> str:
 
 
 def test_items_are_read_in_key_order_whatever_the_order_of_registration():
-    registry: Registry[int] = Registry("number")
+    registry: Registry[int] = Registry("sample number")
     registry.register("b", 2)
     registry.register("c", 3)
     registry.register("a", 1)
@@ -53,12 +54,12 @@ def test_items_are_read_in_key_order_whatever_the_order_of_registration():
 
 
 def test_a_key_registers_once_and_the_error_names_both_entries():
-    registry: Registry[object] = Registry("greeting provider")
+    registry: Registry[object] = Registry("sample greeting")
     registry.register("app", first)
     with pytest.raises(RegistryDuplicate) as refused:
         registry.register("app", second)
     message = str(refused.value)
-    assert "greeting provider 'app' is already registered" in message
+    assert "sample greeting 'app' is already registered" in message
     assert f"{__name__}.first" in message and f"{__name__}.second" in message
     assert "AppConfig.ready()" in message
     assert registry["app"] is first  # the first registration stands
@@ -66,18 +67,18 @@ def test_a_key_registers_once_and_the_error_names_both_entries():
 
 
 def test_a_missing_key_says_what_is_registered():
-    registry: Registry[int] = Registry("model provider")
-    with pytest.raises(KeyError, match=r"no model provider 'x' \(registered: none\)"):
+    registry: Registry[int] = Registry("sample provider")
+    with pytest.raises(KeyError, match=r"no sample provider 'x' \(registered: none\)"):
         registry["x"]
     registry.register("echo", 1)
     registry.register("anthropic", 2)
     with pytest.raises(KeyError, match=r"registered: anthropic, echo"):
         registry["x"]
-    assert repr(registry) == "<Registry of model provider: anthropic, echo>"
+    assert repr(registry) == "<Registry of sample provider: anthropic, echo>"
 
 
 def test_override_replaces_or_adds_inside_the_block_and_restores_after():
-    registry: Registry[str] = Registry("thing")
+    registry: Registry[str] = Registry("sample thing")
     registry.register("kept", "a")
     with registry.override("kept", "b"), registry.override("added", "c"):
         assert dict(registry) == {"added": "c", "kept": "b"}
@@ -88,7 +89,7 @@ def test_override_replaces_or_adds_inside_the_block_and_restores_after():
 
 
 def test_a_view_reads_one_field_of_each_entry_and_follows_the_registry():
-    registry: Registry[tuple[str, int]] = Registry("pair")
+    registry: Registry[tuple[str, int]] = Registry("sample pair")
     sizes = registry.view(lambda pair: pair[1])
     assert dict(sizes) == {}
     registry.register("b", ("bee", 2))
@@ -100,32 +101,47 @@ def test_a_view_reads_one_field_of_each_entry_and_follows_the_registry():
         sizes["z"]
 
 
-def test_the_apps_fill_every_registry_at_start_up():
-    from evals.selectors import reason_guards
-    from evals.services import grader_types, graders_registered, registered_graders
-    from playground.content import PROVIDERS
-    from playground.gates import gate_describers
-    from playground.runs.providers.fixture import fixture_resolvers
-    from playground.runs.providers.registry import adapters
-    from playground.version_badges import badge_providers
-    from questionbank.related import related_providers
-    from reviews.panels import SLOTS, panel_providers
-    from textstore.references import blob_reference_providers
+# What each registry holds once the apps are ready, by what its entries are. The registries are
+# found through `registries()`, not by module, so this holds wherever a registry's module lives.
+REGISTERED = {
+    "blob reference provider": ["playground", "reviews"],
+    "fixture reply resolver": ["critique"],
+    "gate describer": ["changes"],
+    "grade reason guard": ["answer-key"],
+    "grader type": ["answer-key"],
+    "model provider": ["anthropic", "echo", "fixture", "openai"],
+    "practice page panel": ["critique"],
+    "related-items provider": ["playground", "reviews"],
+    "review page panel": ["critique"],
+    "version badge provider": ["evals"],
+}
 
-    assert list(badge_providers) == ["evals"]
-    assert list(gate_describers) == ["changes"]
-    assert {slot: list(panel_providers[slot]) for slot in SLOTS} == {
-        "review": ["critique"],
-        "practice": ["critique"],
+
+def _app_registries() -> dict[str, list[str]]:
+    return {
+        registry.what: list(registry)
+        for registry in registries()
+        if not registry.what.startswith("sample ")  # this module's own, if still alive
     }
-    assert list(related_providers) == ["playground", "reviews"]
-    assert list(blob_reference_providers) == ["playground", "reviews"]
-    assert list(fixture_resolvers) == ["critique"]
-    assert list(adapters) == sorted(PROVIDERS)  # every provider a version may name has one
-    assert list(registered_graders) == ["answer-key"]
-    assert list(reason_guards) == ["answer-key"]
-    assert grader_types()[-1] == "answer-key"
-    assert [kind for kind, _ in graders_registered()] == ["answer-key"]
+
+
+def test_the_apps_fill_every_registry_at_start_up():
+    assert _app_registries() == REGISTERED
+
+
+def test_every_registry_has_a_row_in_the_architecture_docs():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Registries\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    missing = [what for what in REGISTERED if not any(what in row for row in rows)]
+    assert missing == []
+
+
+def test_every_model_provider_a_version_may_name_has_an_adapter():
+    from playground.runs.providers import provider_get
+
+    for name in REGISTERED["model provider"]:
+        assert provider_get(name).name == name
 
 
 def test_a_registered_grader_may_not_take_a_built_in_type():
