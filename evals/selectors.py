@@ -19,6 +19,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Substr
 
 from common.auth import Viewer
+from common.registry import Registry
 from common.selectors import object_id_parse
 from playground.models import PromptVersion, Role
 from playground.selectors import prompt_access_get_for_user
@@ -324,12 +325,12 @@ def evaluation_summary(*, evaluation: Evaluation) -> list[ColumnSummary]:
 # the reader see the reason. Filled by the app that registers the grader
 # (evals.services.grader_register); a grade of such a type shows its score and `passed` only,
 # unless the guard says yes (docs/evals.md, Results).
-_reason_guards: dict[str, Callable[[Viewer, str], bool]] = {}
+reason_guards: Registry[Callable[[Viewer, str], bool]] = Registry("grade reason guard")
 REASON_HIDDEN = "Reason hidden: it would tell what only readers of the grader's key may see."
 
 
 def grade_reason_guard_register(*, type: str, may_read: Callable[[Viewer, str], bool]) -> None:  # noqa: A002
-    _reason_guards[type] = may_read
+    reason_guards.register(type, may_read)
 
 
 class GradeReader:
@@ -341,7 +342,7 @@ class GradeReader:
         self._answers: dict[tuple[str, str], bool] = {}
 
     def _may_read(self, kind: str, secret: str) -> bool:
-        guard = _reason_guards.get(kind)
+        guard = reason_guards.get(kind)
         if guard is None or self.reader is None:
             return True
         key = (kind, secret)

@@ -41,6 +41,7 @@ from common.csvcells import csv_row
 from common.exceptions import Forbidden, RateLimited
 from common.jsonlimits import JsonRefused, json_loads_limited, json_surrogate_path
 from common.rawsql import row_fetch
+from common.registry import Registry, RegistryDuplicate
 from playground.content import PLACEHOLDER, VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
@@ -1254,41 +1255,51 @@ def cell_time_out(*, cell_id: int, feed: NextCells | None = None) -> str:
     return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)
 
 
-# Grader types other apps add (the answer-key grader of critique/): type → grade function, and
-# type → spec parser (so the API and pages accept the type like a built-in one).
-_extra_graders: dict[str, Callable[[GraderSpec, CellOutcome], Grade]] = {}
-_extra_parsers: dict[str, Callable[..., GraderSpec]] = {}
-_extra_labels: dict[str, str] = {}
+@dataclass(frozen=True)
+class RegisteredGrader:
+    grade_fn: Callable[[GraderSpec, CellOutcome], Grade]
+    parse_fn: Callable[..., GraderSpec]  # (spec, where) → GraderSpec, EvalInvalid if bad
+    label: str  # what the evaluation form says of it
+
+
+# Grader types other apps add (the answer-key grader of critique/), by type (common.registry).
+# The grade and parse functions are handed to evals.graders beside the built-in ones, so the
+# API and pages accept the type like a built-in one.
+registered_graders: Registry[RegisteredGrader] = Registry("grader type")
+_extra_graders = registered_graders.view(lambda grader: grader.grade_fn)
+_extra_parsers = registered_graders.view(lambda grader: grader.parse_fn)
 
 
 def grader_register(
     *,
     type: str,  # noqa: A002
     grade_fn: Callable[[GraderSpec, CellOutcome], Grade],
-    parse_fn: Callable[..., GraderSpec] | None = None,
+    parse_fn: Callable[..., GraderSpec],
     label: str = "",
     reason_visible: Callable[[Viewer, str], bool] | None = None,
 ) -> None:
     """Add a grader type (`label`: what the evaluation form says of it; it takes no options
     there). With `reason_visible(reader, secret)`, the type's reasons are shown only to readers
-    it allows (given the grade's `secret`); everyone else sees the score alone."""
+    it allows (given the grade's `secret`); everyone else sees the score alone. A built-in
+    type's name is refused like a registered one's."""
+    if type in GRADER_TYPES:
+        raise RegistryDuplicate(f"grader type {type!r} is built in (evals.graders).")
+    registered_graders.register(
+        type, RegisteredGrader(grade_fn=grade_fn, parse_fn=parse_fn, label=label or type)
+    )
     if reason_visible is not None:
         grade_reason_guard_register(type=type, may_read=reason_visible)
-    _extra_graders[type] = grade_fn
-    if parse_fn is not None:
-        _extra_parsers[type] = parse_fn
-    _extra_labels[type] = label or type
 
 
 def grader_types() -> tuple[str, ...]:
     """Every grader type an evaluation may name: the built-in ones, then those other apps
     registered."""
-    return (*GRADER_TYPES, *(t for t in _extra_graders if t not in GRADER_TYPES))
+    return (*GRADER_TYPES, *registered_graders)
 
 
 def graders_registered() -> tuple[tuple[str, str], ...]:
     """The grader types other apps registered, with what the form says of each."""
-    return tuple(_extra_labels.items())
+    return tuple((type_, grader.label) for type_, grader in registered_graders.items())
 
 
 def cell_specs(*, cell: EvalCell) -> list[GraderSpec]:

@@ -15,3 +15,15 @@ class PlaygroundConfig(AppConfig):
 
         related_register(name="playground", provider=prompts_for_question)
         blob_references_register(name="playground", provider=playground_blob_references)
+
+        # The model providers a version may name (playground/runs/providers/registry.py).
+        from .runs.providers.anthropic_messages import AnthropicProvider
+        from .runs.providers.echo import EchoProvider
+        from .runs.providers.fixture import FixtureProvider
+        from .runs.providers.openai_chat import OpenAIProvider
+        from .runs.providers.registry import provider_register
+
+        provider_register(name="anthropic", adapter=AnthropicProvider)
+        provider_register(name="openai", adapter=OpenAIProvider)
+        provider_register(name="echo", adapter=EchoProvider)
+        provider_register(name="fixture", adapter=FixtureProvider)

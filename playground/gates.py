@@ -11,20 +11,20 @@ in its `AppConfig.ready()`. The owner alone may move a gated label directly with
 
 from collections.abc import Callable
 
+from common.registry import Registry
+
 # (label_id) -> a one-line description of the label's rules, or None when it has none.
 GateDescriber = Callable[[int], str | None]
-_describers: dict[str, GateDescriber] = {}
+gate_describers: Registry[GateDescriber] = Registry("gate describer")
 
 
 def gate_describer_register(*, name: str, describer: GateDescriber) -> None:
-    _describers[name] = describer
+    gate_describers.register(name, describer)
 
 
 def gate_describe(*, label_id: int) -> str:
     """What every registered describer says about the label's gate, joined."""
     parts = [
-        text
-        for _, describer in sorted(_describers.items())
-        if (text := describer(label_id)) is not None
+        text for describer in gate_describers.values() if (text := describer(label_id)) is not None
     ]
     return " ".join(parts)

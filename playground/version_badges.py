@@ -11,6 +11,8 @@ only what such a viewer may read.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from common.registry import Registry
+
 
 @dataclass(frozen=True)
 class VersionBadge:
@@ -24,11 +26,11 @@ class VersionBadge:
 
 # (prompt_id, version_ids) -> {version_id: badge}, versions without a badge left out.
 BadgeProvider = Callable[[int, list[int]], dict[int, VersionBadge]]
-_providers: dict[str, BadgeProvider] = {}
+badge_providers: Registry[BadgeProvider] = Registry("version badge provider")
 
 
 def version_badges_register(*, name: str, provider: BadgeProvider) -> None:
-    _providers[name] = provider
+    badge_providers.register(name, provider)
 
 
 def version_badges_for(*, prompt_id: int, version_ids: list[int]) -> dict[int, list[VersionBadge]]:
@@ -36,7 +38,7 @@ def version_badges_for(*, prompt_id: int, version_ids: list[int]) -> dict[int, l
     badges: dict[int, list[VersionBadge]] = {}
     if not version_ids:
         return badges
-    for _, provider in sorted(_providers.items()):
+    for provider in badge_providers.values():
         for version_id, badge in provider(prompt_id, version_ids).items():
             badges.setdefault(version_id, []).append(badge)
     return badges

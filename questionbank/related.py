@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from common.registry import Registry
+
 
 @dataclass(frozen=True)
 class RelatedItem:
@@ -33,12 +35,12 @@ class RelatedGroup:
 
 
 RelatedProvider = Callable[[Any, Any], RelatedGroup]
-_providers: dict[str, RelatedProvider] = {}
+related_providers: Registry[RelatedProvider] = Registry("related-items provider")
 
 
 def related_register(*, name: str, provider: RelatedProvider) -> None:
-    _providers[name] = provider
+    related_providers.register(name, provider)
 
 
 def related_for(*, question: Any, user: Any) -> list[RelatedGroup]:
-    return [provider(question, user) for _, provider in sorted(_providers.items())]
+    return [provider(question, user) for provider in related_providers.values()]

@@ -8,25 +8,31 @@ what the requesting user may see — or "" to show nothing.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from django.utils.safestring import SafeString, mark_safe
 
+from common.registry import Registry
+
 PanelProvider = Callable[[Any, Any], str]
-SLOTS = ("review", "practice")
-_providers: dict[str, dict[str, PanelProvider]] = {slot: {} for slot in SLOTS}
+PanelSlot = Literal["review", "practice"]
+SLOTS: tuple[PanelSlot, ...] = get_args(PanelSlot)
+# One registry per slot, of providers by app name.
+panel_providers: dict[PanelSlot, Registry[PanelProvider]] = {
+    slot: Registry(f"{slot} page panel") for slot in SLOTS
+}
 
 
-def panel_register(*, slot: str, name: str, provider: PanelProvider) -> None:
-    if slot not in _providers:
+def panel_register(*, slot: PanelSlot, name: str, provider: PanelProvider) -> None:
+    if slot not in panel_providers:
         raise ValueError(f"unknown panel slot {slot!r}: expected one of {SLOTS}")
-    _providers[slot][name] = provider
+    panel_providers[slot].register(name, provider)
 
 
-def panels_for(*, slot: str, obj: Any, request: Any) -> list[SafeString]:
+def panels_for(*, slot: PanelSlot, obj: Any, request: Any) -> list[SafeString]:
     """The registered panels of `slot`, in name order; providers render with autoescaping."""
     out = []
-    for _, provider in sorted(_providers[slot].items()):
+    for provider in panel_providers[slot].values():
         html = provider(obj, request)
         if html:
             out.append(mark_safe(html))  # noqa: S308 (rendered by the provider's template)

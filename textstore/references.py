@@ -12,19 +12,21 @@ A new kind of row that stores texts must register here too, or gc would collect 
 
 from collections.abc import Callable, Iterable, Iterator
 
+from common.registry import Registry
+
 BlobReferenceProvider = Callable[[], Iterable[str]]
-_providers: dict[str, BlobReferenceProvider] = {}
+blob_reference_providers: Registry[BlobReferenceProvider] = Registry("blob reference provider")
 
 
 def blob_references_register(*, name: str, provider: BlobReferenceProvider) -> None:
-    _providers[name] = provider
+    blob_reference_providers.register(name, provider)
 
 
 def blob_references_providers() -> list[str]:
-    return sorted(_providers)
+    return list(blob_reference_providers)
 
 
 def blob_references() -> Iterator[str]:
     """Every SHA-256 any registered app references now."""
-    for _, provider in sorted(_providers.items()):
+    for provider in blob_reference_providers.values():
         yield from provider()

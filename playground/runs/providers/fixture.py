@@ -17,23 +17,25 @@ from typing import Any
 
 from django.conf import settings
 
+from common.registry import Registry
+
 from ...export import Api
 from .base import Event, Finished, ProviderError, TextDelta
 
 FIXTURE_PIECE_CHARS = 48
 
 FixtureResolver = Callable[[Mapping[str, Any]], str | None]
-_resolvers: dict[str, FixtureResolver] = {}
+fixture_resolvers: Registry[FixtureResolver] = Registry("fixture reply resolver")
 
 
 def fixture_replies_register(*, name: str, resolver: FixtureResolver) -> None:
-    """Add (or replace) a source of recorded replies under `name`."""
-    _resolvers[name] = resolver
+    """Add a source of recorded replies under `name`."""
+    fixture_resolvers.register(name, resolver)
 
 
 def fixture_reply(body: Mapping[str, Any]) -> str | None:
     """The recorded reply to `body`, from the first resolver (by name) that has one."""
-    for _, resolver in sorted(_resolvers.items()):
+    for resolver in fixture_resolvers.values():
         reply = resolver(body)
         if reply is not None:
             return reply

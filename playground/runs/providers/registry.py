@@ -1,26 +1,25 @@
 """The providers by name: a version's `provider` field → its adapter.
 
-Apart from `base.py` (the interface the adapters import), so that no adapter imports a module
-that imports it back."""
+The playground registers its adapters in `PlaygroundConfig.ready()`, like every registry's
+entries (common.registry). Apart from `base.py` (the interface the adapters import), so that no
+adapter imports a module that imports it back."""
 
 from __future__ import annotations
 
-from .anthropic_messages import AnthropicProvider
-from .base import Provider, ProviderNotConfigured
-from .echo import EchoProvider
-from .fixture import FixtureProvider
-from .openai_chat import OpenAIProvider
+from common.registry import Registry
 
-ADAPTERS: dict[str, type[Provider]] = {
-    "anthropic": AnthropicProvider,
-    "openai": OpenAIProvider,
-    "echo": EchoProvider,
-    "fixture": FixtureProvider,
-}
+from .base import Provider, ProviderNotConfigured
+
+adapters: Registry[type[Provider]] = Registry("model provider")
+
+
+def provider_register(*, name: str, adapter: type[Provider]) -> None:
+    adapters.register(name, adapter)
 
 
 def provider_get(name: str) -> Provider:
     """The adapter for a version's `provider` field."""
-    if name not in ADAPTERS:
+    adapter = adapters.get(name)
+    if adapter is None:
         raise ProviderNotConfigured(f"provider: unknown provider {name!r}.", field="provider")
-    return ADAPTERS[name]()
+    return adapter()
