@@ -1,6 +1,6 @@
 # Redline: `make run` serves the app on the embedded defaults (runserver); `make serve` runs the
-# production server; `make test` runs the suite; `make lint` runs ruff, mypy, import-linter and
-# deptry; `make lock` re-resolves the dependency locks.
+# production server; `make test` runs the suite; `make lint` runs ruff, mypy, import-linter,
+# deptry and eslint; `make lock` re-resolves the dependency locks.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
