@@ -40,12 +40,9 @@ from .selectors import (
     testset_rows,
     testset_version_for_export,
 )
-from .services import (
-    MODELS_MAX,
+from .services.evaluations import MODELS_MAX, VERSIONS_MAX, evaluation_cancel, evaluation_create
+from .services.testsets import (
     VALUE_MAX_CHARS,
-    VERSIONS_MAX,
-    evaluation_cancel,
-    evaluation_create,
     promptfoo_rows,
     row_json,
     testset_create,

@@ -46,12 +46,10 @@ from .selectors import (
     testset_list_for_prompt,
     testset_rows,
 )
-from .services import (
+from .services.evaluations import evaluation_cancel, evaluation_create
+from .services.grader_registry import grader_types, graders_registered
+from .services.testsets import (
     RowInput,
-    evaluation_cancel,
-    evaluation_create,
-    grader_types,
-    graders_registered,
     row_json,
     testset_create,
     testset_import_file,
