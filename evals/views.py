@@ -23,7 +23,6 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.csvcells import csv_row
 from common.exceptions import DomainError, Forbidden
-from playground.content import PROVIDERS
 from playground.models import Role
 from playground.runs.selectors import RunAccess, run_get_for_user
 from playground.selectors import (
@@ -33,6 +32,7 @@ from playground.selectors import (
     version_id_by_number_for_user,
     version_in_prompt,
 )
+from playground.text.content import PROVIDERS
 
 from .exceptions import NotFound
 from .models import TestSetRevision

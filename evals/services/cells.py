@@ -27,7 +27,6 @@ from django.utils import timezone
 
 from common.exceptions import Forbidden
 from common.rawsql import row_fetch
-from playground.content import VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Run
 from playground.runs.selectors import run_timings
@@ -40,6 +39,7 @@ from playground.runs.services import (
     run_execute_created,
 )
 from playground.selectors import version_content
+from playground.text.content import VersionContent
 
 from ..dispatch import DEFERRED as DEFERRED  # re-exported: cell_execute returns it
 from ..dispatch import NextCells, account_lock, cells_feed_in_close

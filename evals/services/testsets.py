@@ -24,9 +24,9 @@ from django.db.models import Max, Sum
 from common.csvcells import csv_row
 from common.exceptions import Forbidden, RateLimited
 from common.jsonlimits import JsonRefused, json_loads_limited, json_surrogate_path
-from playground.content import PLACEHOLDER
 from playground.models import Prompt, PromptVersion, Role
 from playground.selectors import version_content
+from playground.text.content import PLACEHOLDER
 
 from ..exceptions import EvalInvalid
 from ..graders import grader_spec_request, grader_specs_parse

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from ...export import Api
+from ...exports.api_calls import Api
 from .base import Event, Finished, ProviderError, TextDelta
 
 FIXTURE_PIECE_CHARS = 48
