@@ -38,7 +38,7 @@ def _user_fields() -> tuple[Field[Any, Any], ...]:
 @dataclass(frozen=True)
 class KeyLookup:
     """The API-key look-up as parts of a statement, so a hot read can answer from one query
-    together with the key (`playground.fetch`): select `select` (its values converted for
+    together with the key (`playground.sharing.fetch`): select `select` (its values converted for
     `fields`) `FROM from_`, with `join`s of the caller's own, `WHERE where`. The caller's user
     is the table alias `u`. Parameters: `key_lookup_params`."""
 

@@ -61,8 +61,8 @@ def main() -> None:
         from django.test import Client
 
         from accounts.services import user_create
-        from playground.diffing import DiffBudget, diff_cache, text_diff
         from playground.services import prompt_create, prompt_version_create
+        from playground.text.diffing import DiffBudget, diff_cache, text_diff
 
         settings.ALLOWED_HOSTS = ["testserver"]
         user = user_create(username="red", password="red-team-password-1")

@@ -103,8 +103,9 @@ def scenario(name: str, base_env: dict[str, str]) -> None:
     from django.conf import settings
 
     from accounts.services import user_create
-    from evals import services as evals
     from evals.models import EvalCell
+    from evals.services.evaluations import evaluation_create
+    from evals.services.testsets import testset_create, testset_rows_parse
     from playground.models import Role
     from playground.services import prompt_create
 
@@ -127,14 +128,14 @@ def scenario(name: str, base_env: dict[str, str]) -> None:
         prompt, version = prompt_create(actor=owner, title="poison", content=content)
 
         def evaluation(rows: list[str], graders: list[dict]) -> list[int]:
-            revision = evals.testset_create(
+            revision = testset_create(
                 actor=owner,
                 prompt=prompt,
                 role=Role.OWNER,
                 name="t",
-                rows=evals.testset_rows_parse([{"variables": {"design": v}} for v in rows]),
+                rows=testset_rows_parse([{"variables": {"design": v}} for v in rows]),
             )
-            created = evals.evaluation_create(
+            created = evaluation_create(
                 actor=owner,
                 prompt=prompt,
                 role=Role.OWNER,

@@ -58,7 +58,7 @@ def prepare(env: dict[str, str], tag: str, rows: int) -> dict[str, dict[str, str
         f"""
         import json
         from accounts.services import api_token_create, user_create
-        from evals.services import testset_create, testset_rows_parse
+        from evals.services.testsets import testset_create, testset_rows_parse
         from playground.models import Role
         from evals.models import EvalCell, Evaluation
         from playground.models import Run

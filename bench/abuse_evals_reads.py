@@ -55,7 +55,8 @@ def row(measure: str, figure: str, target: str) -> None:
 SEED = """
 import json
 from accounts.services import api_token_create, user_create
-from evals import services as evals
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
+from evals.services.testsets import testset_create, testset_rows_parse
 from playground.models import Role
 from playground.services import prompt_create, prompt_version_create
 
@@ -78,14 +79,14 @@ values = max(1, {mib} * 1024 * 1024 // 100_000)
 undeclared = {{f"blob{{i:02d}}": f"{{i:02d}}" + "x" * 99_998 for i in range(values)}}
 ids = {{}}
 for name, extra in (("lean", {{}}), ("heavy", undeclared)):
-    rows = evals.testset_rows_parse(
+    rows = testset_rows_parse(
         [{{"variables": {{"design": f"design {{n}}", **extra}}, "expected": "design"}}
          for n in range({rows})]
     )
-    revision = evals.testset_create(
+    revision = testset_create(
         actor=owner, prompt=prompt, role=Role.OWNER, name=name, rows=rows
     )
-    evaluation = evals.evaluation_create(
+    evaluation = evaluation_create(
         actor=owner, prompt=prompt, role=Role.OWNER, revision=revision,
         versions=[v1.pk, v2.pk, v3.pk],
         models=[
@@ -93,7 +94,7 @@ for name, extra in (("lean", {{}}), ("heavy", undeclared)):
         ],
         graders=[{{"type": "contains"}}], repeat=4,
     )
-    evals.evaluation_dispatch(evaluation_id=evaluation.pk)
+    evaluation_dispatch(evaluation_id=evaluation.pk)
     evaluation.refresh_from_db()
     assert evaluation.status == "done", (evaluation.status, evaluation.cells_done)
     ids[name] = evaluation.pk

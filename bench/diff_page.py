@@ -51,8 +51,8 @@ def main() -> None:
     django.setup()
     from django.template.loader import render_to_string
 
-    from playground.content import content_validate
-    from playground.diffing import DiffBlock, content_diff
+    from playground.text.content import content_validate
+    from playground.text.diffing import DiffBlock, content_diff
 
     if args.attach:
         attach(args.runs)
@@ -99,7 +99,7 @@ def attach(runs: int) -> None:
     from django.conf import settings
     from django.template.loader import render_to_string
 
-    from playground.diffing import DiffBlock, text_diff
+    from playground.text.diffing import DiffBlock, text_diff
 
     cap = int(settings.PLAYGROUND_DIFF_LARGE_CHARS)
     line = "attached {:07d}: a paragraph of the reference document, pasted whole as context.\n"

@@ -52,7 +52,7 @@ SETUP = """
 import json
 from django.contrib.auth import get_user_model
 from accounts.services import user_create
-from evals import services as eval_services
+from evals.services.testsets import testset_create, testset_rows_parse
 from playground.models import Role
 from playground.services import prompt_create, prompt_version_create
 
@@ -75,8 +75,8 @@ rows = [
     {"variables": {"design": f"design number {i}"}, "expected": "Echo" if i % 4 else "absent"}
     for i in range(ROWS)
 ]
-parsed = eval_services.testset_rows_parse(rows)
-revision = eval_services.testset_create(
+parsed = testset_rows_parse(rows)
+revision = testset_create(
     actor=user, prompt=prompt, role=Role.OWNER, name="bench", rows=parsed
 )
 fixture = {"prompt": prompt.pk, "versions": [v.pk for v in versions], "testset": revision.pk}
@@ -89,7 +89,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from config.celery import app
 from evals.models import Evaluation, TestSetRevision
-from evals.services import evaluation_create
+from evals.services.evaluations import evaluation_create
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.services import run_create
 from playground.runs.tasks import run_execute
@@ -168,7 +168,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from evals.dispatch import NextCells
 from evals.models import EvalCell, TestSetRevision
-from evals.services import cell_execute, evaluation_create
+from evals.services.cells import cell_execute
+from evals.services.evaluations import evaluation_create
 from playground.models import Prompt, PromptVersion, Role
 from playground.runs.services import run_create, run_execute
 

@@ -44,8 +44,8 @@ def main() -> None:
         from rest_framework.test import APIClient
 
         from accounts.services import api_token_create, user_create
-        from playground.fetch import content_cache
         from playground.services import prompt_create, prompt_version_create
+        from playground.sharing.fetch import content_cache
         from textstore.cache import caches_clear
 
         user = user_create(username="bench", password="bench-pass-123")

@@ -10,7 +10,7 @@ class ChangesConfig(AppConfig):
     name = "changes"
 
     def ready(self) -> None:
-        from playground.gates import gate_describer_register
+        from playground.hooks.gates import gate_describer_register
 
         from .gate import gate_describe_for_label
 

@@ -11,7 +11,7 @@ Pure functions, no database.
 import json
 from dataclasses import dataclass
 
-from playground.content import VersionContent
+from playground.text.content import VersionContent
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from common.limits import TITLE_MAX_CHARS
 from evals.exceptions import EvalInvalid
 from evals.graders import grader_specs_parse
 from evals.selectors import testset_list_for_prompt
-from playground.content import VersionContent
 from playground.exceptions import ContentInvalid
 from playground.models import Label, LabelMove, Prompt, PromptVersion, Role
 from playground.selectors import PromptAccess, prompt_access_get_for_user, version_content
 from playground.services import label_gated_set, label_move, prompt_version_create
+from playground.text.content import VersionContent
 from reviews.models import Annotation, AnnotationAnchor, Area, DesignDoc, Reply, Review
 from reviews.services import (
     annotation_create,

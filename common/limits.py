@@ -2,7 +2,7 @@
 
 Each app's model field, API serializer and service check import the same name, so the column,
 the 400 and the service's own check cannot drift apart. Limits that belong to one app live in
-that app (`playground.content`, `playground.models`, `reviews.services.*`); JSON limits live in
+that app (`playground.text.content`, `playground.models`, `reviews.services.*`); JSON limits live in
 `common.jsonlimits`.
 """
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from common.auth import request_actor
 from common.fields import StrictSerializer, StringOrIntegerField
-from playground.content import MODEL_MAX_CHARS, PROVIDERS
+from playground.text.content import MODEL_MAX_CHARS, PROVIDERS
 from reviews.api.fields import choice_field
 from reviews.api.serializers import (
     PositionSerializer,

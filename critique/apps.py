@@ -8,7 +8,7 @@ class CritiqueConfig(AppConfig):
     name = "critique"
 
     def ready(self) -> None:
-        from evals.services import grader_register
+        from evals.services.grader_registry import grader_register
         from playground.runs.providers.fixture import fixture_replies_register
         from reviews.panels import panel_register
 

@@ -8,8 +8,8 @@ from typing import Any
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 
-from playground.content import PROVIDERS
 from playground.runs.providers import ProviderNotConfigured, provider_get
+from playground.text.content import PROVIDERS
 from reviews.models import Annotation, Area, Review
 
 from .models import Suggestion

@@ -22,7 +22,8 @@ from common.auth import Viewer
 from common.selectors import object_id_parse
 from evals.models import Evaluation, TestSetRevision
 from evals.selectors import testset_list_for_prompt
-from evals.services import RowInput, evaluation_create, testset_create
+from evals.services.evaluations import evaluation_create
+from evals.services.testsets import RowInput, testset_create
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.limits import run_start
 from playground.selectors import label_main, version_content, version_get_for_user

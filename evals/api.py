@@ -22,9 +22,9 @@ from common.api import NoUrlFormatNegotiation
 from common.auth import request_actor
 from common.fields import JsonListField, StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
-from playground.content import MODEL_MAX_CHARS, PROVIDERS
 from playground.models import LABEL_NAME_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
+from playground.text.content import MODEL_MAX_CHARS, PROVIDERS
 
 from .exceptions import EvalInvalid, NotFound
 from .graders import GRADERS_MAX, grader_spec_request
@@ -40,12 +40,9 @@ from .selectors import (
     testset_rows,
     testset_version_for_export,
 )
-from .services import (
-    MODELS_MAX,
+from .services.evaluations import MODELS_MAX, VERSIONS_MAX, evaluation_cancel, evaluation_create
+from .services.testsets import (
     VALUE_MAX_CHARS,
-    VERSIONS_MAX,
-    evaluation_cancel,
-    evaluation_create,
     promptfoo_rows,
     row_json,
     testset_create,

@@ -7,8 +7,8 @@ class EvalsConfig(AppConfig):
 
     def ready(self) -> None:
         # The playground's version tree shows each version's last pass rate without importing
-        # this app (playground/version_badges.py).
-        from playground.version_badges import version_badges_register
+        # this app (playground/version_tree/badges.py).
+        from playground.version_tree.badges import version_badges_register
 
         from .badges import pass_rate_badges
 

@@ -3,7 +3,7 @@ version's newest finished evaluation, linking to it (registered in `EvalsConfig.
 
 from django.urls import reverse
 
-from playground.version_badges import VersionBadge
+from playground.version_tree.badges import VersionBadge
 
 from .selectors import version_pass_rates
 

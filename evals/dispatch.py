@@ -106,7 +106,7 @@ def account_lock(*, user_id: int) -> None:
     cells and their marking are done under it, so two cells ending at once cannot both fill the
     last place. (A row lock that leaves the row's key alone: the account's runs and evaluations,
     inserted meanwhile, are not held up by it.) The one-statement close takes the same lock in
-    its statement (evals/services.py, _CLOSE_SQL)."""
+    its statement (evals/services/cells.py, _CLOSE_SQL)."""
     list(
         User.objects.select_for_update(no_key=True).filter(pk=user_id).values_list("pk", flat=True)
     )

@@ -8,8 +8,8 @@ from typing import Any
 from django.db.models.functions import Substr
 
 from common.auth import Viewer
-from playground.diffing import inline_words_diff
 from playground.models import Prompt, PromptVersion, Role
+from playground.text.diffing import inline_words_diff
 
 from .models import EvalCell, EvalTarget, Evaluation, TestCase, TestSet, TestSetRevision
 from .selectors import (

@@ -323,8 +323,8 @@ def evaluation_summary(*, evaluation: Evaluation) -> list[ColumnSummary]:
 # Grade types whose reason may tell what only some readers may know (the answer-key grader's
 # scorecard tells of a practice document's key): type → (reader, the grade's `secret`) → may
 # the reader see the reason. Filled by the app that registers the grader
-# (evals.services.grader_register); a grade of such a type shows its score and `passed` only,
-# unless the guard says yes (docs/evals.md, Results).
+# (evals.services.grader_registry.grader_register); a grade of such a type shows its score and
+# `passed` only, unless the guard says yes (docs/evals.md, Results).
 reason_guards: Registry[Callable[[Viewer, str], bool]] = Registry("grade reason guard")
 REASON_HIDDEN = "Reason hidden: it would tell what only readers of the grader's key may see."
 

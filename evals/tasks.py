@@ -5,9 +5,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from .dispatch import DEFER_SECONDS, NextCells, cell_ended_send_next
-from .services import DEFERRED, cell_time_out
-from .services import cell_execute as cell_execute_service
-from .services import evaluations_reap as evaluations_reap_service
+from .services.cells import DEFERRED, cell_time_out
+from .services.cells import cell_execute as cell_execute_service
+from .services.evaluations import evaluations_reap as evaluations_reap_service
 
 
 # acks_late + reject_on_worker_lost: a worker that dies mid-cell hands the message back. The

@@ -23,7 +23,6 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.csvcells import csv_row
 from common.exceptions import DomainError, Forbidden
-from playground.content import PROVIDERS
 from playground.models import Role
 from playground.runs.selectors import RunAccess, run_get_for_user
 from playground.selectors import (
@@ -33,6 +32,7 @@ from playground.selectors import (
     version_id_by_number_for_user,
     version_in_prompt,
 )
+from playground.text.content import PROVIDERS
 
 from .exceptions import NotFound
 from .models import TestSetRevision
@@ -46,12 +46,10 @@ from .selectors import (
     testset_list_for_prompt,
     testset_rows,
 )
-from .services import (
+from .services.evaluations import evaluation_cancel, evaluation_create
+from .services.grader_registry import grader_types, graders_registered
+from .services.testsets import (
     RowInput,
-    evaluation_cancel,
-    evaluation_create,
-    grader_types,
-    graders_registered,
     row_json,
     testset_create,
     testset_import_file,

@@ -9,8 +9,8 @@ class PlaygroundConfig(AppConfig):
         from textstore.references import blob_references_register
 
         from . import tasks  # noqa: F401 - registers the app's Celery tasks
-        from .references import playground_blob_references
-        from .related import prompts_for_question
+        from .hooks.references import playground_blob_references
+        from .hooks.related import prompts_for_question
         from .runs import tasks as run_tasks  # noqa: F401 - and those runs/dispatch.py sends by name
 
         related_register(name="playground", provider=prompts_for_question)

@@ -10,8 +10,8 @@ from django.http import QueryDict
 
 from common.jsonlimits import JSON_ENVELOPE_DEPTH, JSON_MAX_DEPTH, JsonRefused, json_loads_limited
 
-from .content import VersionContent
 from .exceptions import ContentInvalid
+from .text.content import VersionContent
 
 
 def _optional_number(raw: str, field: str, kind: type) -> Any:

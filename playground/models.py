@@ -7,8 +7,8 @@ from django.db.models import Q
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from common.models import WriteOnceModel
 
-from .content import MODEL_MAX_CHARS
 from .exceptions import VersionImmutable
+from .text.content import MODEL_MAX_CHARS
 
 # A label's name: letters, digits, '-' and '_' (playground.services checks the characters).
 LABEL_NAME_MAX_CHARS = 40
@@ -52,7 +52,7 @@ class PromptVersion(WriteOnceModel):
 
     Texts (system prompt, message contents) live in textstore; this row keeps their SHA-256.
     `messages` is `[{"role": ..., "sha": ...}]`. The content hash covers the frozen fields
-    (playground.content.content_hash); the same content under the same parent is stored once.
+    (playground.text.content.content_hash); the same content under the same parent is stored once.
     """
 
     immutable_error = VersionImmutable

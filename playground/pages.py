@@ -6,9 +6,6 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from .content import VersionContent
-from .diffing import FOLD_STEP, page_row_budget
-from .fetch import version_fetch_etag
 from .models import Label, LabelMove, Prompt, PromptVersion
 from .selectors import (
     PromptAccess,
@@ -19,9 +16,12 @@ from .selectors import (
     version_number,
     version_window,
 )
-from .texts import ContentPreview, version_content_diff, version_preview
-from .tree import Layout, tree_layout
-from .version_badges import VersionBadge, version_badges_for
+from .sharing.fetch import version_fetch_etag
+from .text.content import VersionContent
+from .text.diffing import FOLD_STEP, page_row_budget
+from .text.ranges import ContentPreview, version_content_diff, version_preview
+from .version_tree.badges import VersionBadge, version_badges_for
+from .version_tree.layout import Layout, tree_layout
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,8 @@ from textstore import objects
 from textstore.exceptions import ObjectStoreError
 from textstore.services import blob_put
 
-from .content import (
-    PreparedContent,
-    PreparedVersionContent,
-    StoredText,
-    VersionContent,
-    content_hash,
-    content_validate,
-)
 from .exceptions import ContentInvalid, LabelConflict, LabelGated, NotFound
-from .gates import gate_describe
+from .hooks.gates import gate_describe
 from .models import (
     LABEL_MOVE_VIA_MAX_CHARS,
     LABEL_NAME_MAX_CHARS,
@@ -45,6 +37,14 @@ from .models import (
     Role,
     ShareLink,
     Upload,
+)
+from .text.content import (
+    PreparedContent,
+    PreparedVersionContent,
+    StoredText,
+    VersionContent,
+    content_hash,
+    content_validate,
 )
 
 logger = logging.getLogger(__name__)

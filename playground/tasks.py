@@ -5,7 +5,7 @@ them, and the worker loads the apps)."""
 
 from celery import shared_task
 
-from .uploads import uploads_expire as uploads_expire_service
+from .text.uploads import uploads_expire as uploads_expire_service
 
 
 @shared_task(name="playground.uploads_expire")

@@ -4,7 +4,6 @@ position and a pointer to the content."""
 
 import hashlib
 import json
-
 from typing import Any
 
 import django.db.models.deletion
@@ -15,7 +14,7 @@ from django.db.migrations.state import StateApps
 
 
 def _canonical(variables: Any, expected: str, note: str, graders: Any) -> bytes:
-    # The same canonical form as evals.services.row_canonical (copied: a migration must not
+    # The same canonical form as evals.services.testsets.row_canonical (copied: a migration must not
     # change when the app's code does).
     return json.dumps(
         {"expected": expected, "graders": graders, "note": note, "variables": variables},
@@ -51,7 +50,6 @@ def rows_share(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("evals", "0003_testcase_graders"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -61,7 +59,12 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="TestRow",
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
                 ("sha256", models.CharField(max_length=64)),
                 ("variables", models.JSONField(default=dict)),
                 ("expected", models.TextField(blank=True)),
@@ -69,24 +72,49 @@ class Migration(migrations.Migration):
                 ("graders", models.JSONField(blank=True, default=list)),
                 ("size", models.PositiveIntegerField()),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("created_by", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL)),
-                ("testset", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="evals.testset")),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "testset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="evals.testset",
+                    ),
+                ),
             ],
             options={
-                "indexes": [models.Index(fields=["created_by"], name="evals_testr_created_ebaacb_idx")],
-                "constraints": [models.UniqueConstraint(fields=("testset", "sha256"), name="testrow_once")],
+                "indexes": [
+                    models.Index(fields=["created_by"], name="evals_testr_created_ebaacb_idx")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("testset", "sha256"), name="testrow_once")
+                ],
             },
         ),
         migrations.AddField(
             model_name="testcase",
             name="content",
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="evals.testrow"),
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="evals.testrow",
+            ),
         ),
         migrations.RunPython(rows_share, migrations.RunPython.noop),
         migrations.AlterField(
             model_name="testcase",
             name="content",
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="evals.testrow"),
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="+", to="evals.testrow"
+            ),
         ),
         migrations.RemoveField(model_name="testcase", name="variables"),
         migrations.RemoveField(model_name="testcase", name="expected"),

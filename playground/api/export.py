@@ -4,7 +4,7 @@ docs/api.md).
 The body is the export itself as `text/plain; charset=utf-8`, so `curl -s ... | bash` or
 `> call.py` works; `?as=json` or `Accept: application/json` returns it wrapped with its
 metadata instead. A long version's text/plain export is streamed a range at a time, and its JSON
-shows each long text cut to a head (`truncated`, `full_url`): see playground.export_long.
+shows each long text cut to a head (`truncated`, `full_url`): see playground.exports.long_texts.
 Errors are always JSON with `detail`, whatever representation was asked for.
 """
 
@@ -25,8 +25,8 @@ from rest_framework.response import Response
 from common.api import JsonErrorsMixin, NoUrlFormatNegotiation, TextFileRenderer
 
 from ..exceptions import ContentInvalid
-from ..export import Api, ExportFormat, VariablesMode
-from ..export_long import export_is_long, export_snippet, export_stream
+from ..exports.api_calls import Api, ExportFormat, VariablesMode
+from ..exports.long_texts import export_is_long, export_snippet, export_stream
 from ..models import PromptVersion
 from ..selectors import version_get_for_user
 

@@ -1,14 +1,14 @@
 """`GET /versions/{id}/` and the fetch by label: the API's hot path, as plain Django views.
 
 Applications call the fetch by label on every prompt they send, so a GET is answered by a plain
-function (`version_detail_view`, `label_version_view`): with an API key, one query for the key,
-the version and the caller's access together (`playground.fetch`); with a session, the session's
-user and one query. DRF's dispatch (request wrapping, negotiation, renderers) was most of what
-was left of the request's time (bench/api_throughput.py). Everything else — other methods (405
-for versions, which are immutable), `Accept` headers asking for another representation — goes
-to the DRF classes below, which also describe the operations in the schema and answer the same
-bodies. Errors are rendered by the API's own exception handler (`common.api`), so both paths
-answer the same JSON bytes.
+function (`version_detail_view`, `label_version_view`): with an API key, one query for the key, the
+version and the caller's access together (`playground.sharing.fetch`); with a session, the session's
+user and one query. DRF's dispatch (request wrapping, negotiation, renderers) was most of what was
+left of the request's time (bench/api_throughput.py). Everything else — other methods (405 for
+versions, which are immutable), `Accept` headers asking for another representation — goes to the DRF
+classes below, which also describe the operations in the schema and answer the same bodies. Errors
+are rendered by the API's own exception handler (`common.api`), so both paths answer the same JSON
+bytes.
 
 Caching (docs/api.md "Caching"): the ETag names the representation (`VersionFetch.etag`), and
 is compared only after the access check, so a revoked reader gets 404, never 304.
@@ -42,7 +42,8 @@ from common.auth import request_actor
 from common.jsonstream import json_dumps, json_stream
 
 from ..exceptions import ContentInvalid
-from ..fetch import (
+from ..services import access_log_grant_use
+from ..sharing.fetch import (
     KeyedFetch,
     VersionFetch,
     label_version_fetch_for_key,
@@ -50,7 +51,6 @@ from ..fetch import (
     version_fetch_for_key,
     version_fetch_for_user,
 )
-from ..services import access_log_grant_use
 from .prompts import VersionSummarySerializer
 
 CACHE_CONTROL = "private, no-cache"

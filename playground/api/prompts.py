@@ -18,7 +18,6 @@ from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
 from questionbank.selectors import question_by_slug
 
-from ..diffing import text_diff_as_json
 from ..exceptions import ContentInvalid, NotFound
 from ..models import (
     LABEL_NAME_MAX_CHARS,
@@ -48,8 +47,9 @@ from ..services import (
     prompt_version_create,
     prompt_version_revert,
 )
-from ..texts import version_content_diff
-from ..uploads import content_prepare
+from ..text.diffing import text_diff_as_json
+from ..text.ranges import version_content_diff
+from ..text.uploads import content_prepare
 
 # The largest id a row can have (BigAutoField): the bound of an id given as a parameter.
 ID_MAX = 2**63 - 1
@@ -272,7 +272,7 @@ class PromptVersionListCreateApi(ListAPIView[PromptVersion]):
 
 
 class TextDiffSerializer(serializers.Serializer[dict[str, Any]]):
-    """One text's changes (`playground.diffing.text_diff_as_json`)."""
+    """One text's changes (`playground.text.diffing.text_diff_as_json`)."""
 
     field = serializers.CharField(help_text="`system` or `messages.N.content`.")
     role_before = serializers.CharField(allow_null=True)

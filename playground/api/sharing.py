@@ -20,7 +20,6 @@ from common.fields import StrictSerializer
 from common.jsonstream import json_stream
 
 from ..exceptions import ContentInvalid, NotFound
-from ..fetch import fetch_content
 from ..models import (
     LABEL_NAME_MAX_CHARS,
     AccessGrant,
@@ -37,7 +36,8 @@ from ..selectors import (
     version_in_prompt,
 )
 from ..services import grant_revoke, grant_set, share_link_create, share_link_revoke
-from ..shared import LoginRequired, shared_open
+from ..sharing.fetch import fetch_content
+from ..sharing.links import LoginRequired, shared_open
 from .fetch import FULL_PARAMETER, ContentOutputSerializer, full_requested
 
 

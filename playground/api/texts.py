@@ -27,8 +27,8 @@ from ..exceptions import ContentInvalid, NotFound
 from ..models import PromptVersion
 from ..selectors import version_access_get_for_user
 from ..services import access_log_grant_use
-from ..shared import LoginRequired, shared_open
-from ..texts import (
+from ..sharing.links import LoginRequired, shared_open
+from ..text.ranges import (
     FIELD_PATTERN,
     TextRange,
     version_text_download,

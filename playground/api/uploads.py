@@ -16,7 +16,7 @@ from common.auth import request_actor
 from common.fields import StrictSerializer
 from common.schema import ApiErrorSerializer
 
-from ..uploads import SHA256_HEX_PATTERN, upload_create, upload_receive
+from ..text.uploads import SHA256_HEX_PATTERN, upload_create, upload_receive
 
 
 class UploadCreateApi(APIView):

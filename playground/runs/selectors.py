@@ -12,7 +12,7 @@ from django.db.models.functions import Substr
 from common.selectors import object_id_parse
 
 from ..exceptions import NotFound
-from ..export import export_request, export_sdk_arguments
+from ..exports.api_calls import export_request, export_sdk_arguments
 from ..models import PromptVersion, Role, Run
 from ..selectors import User, prompt_access_get_for_user, version_content
 from .providers import provider_get

@@ -26,13 +26,6 @@ from django.utils import timezone
 
 from common.exceptions import Conflict, Forbidden
 
-from ..content import (
-    MODEL_MAX_CHARS,
-    PROVIDERS,
-    VersionContent,
-    model_for_provider,
-    variables_unfilled_check,
-)
 from ..exceptions import ContentInvalid
 from ..models import (
     IDEMPOTENCY_KEY_MAX_CHARS,
@@ -43,6 +36,13 @@ from ..models import (
 )
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
+from ..text.content import (
+    MODEL_MAX_CHARS,
+    PROVIDERS,
+    VersionContent,
+    model_for_provider,
+    variables_unfilled_check,
+)
 from .dispatch import run_enqueue
 from .notify import run_notify_output, run_notify_status
 from .providers import Finished, ProviderError, TextDelta, ToolCall, provider_get

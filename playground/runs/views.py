@@ -19,13 +19,13 @@ from django.views.decorators.http import require_POST
 from common.auth import request_actor
 from common.exceptions import Conflict, Forbidden
 
-from ..content import PROVIDERS
-from ..diffing import inline_words_diff
 from ..exceptions import NotFound, PlaygroundError
 from ..models import Prompt, PromptVersion, Role, Run
 from ..pages import version_url
 from ..selectors import prompt_get_for_user, version_get_for_user, version_tree
-from ..texts import version_preview
+from ..text.content import PROVIDERS
+from ..text.diffing import inline_words_diff
+from ..text.ranges import version_preview
 from .limits import run_start
 from .selectors import (
     RunAccess,

@@ -9,15 +9,13 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django_htmx.middleware import HtmxDetails
 
-from ..content import (
-    VersionContent,
-)
 from ..models import Prompt, PromptVersion, Role
 from ..selectors import (
     prompt_get_for_user,
     version_in_prompt,
 )
-from ..texts import ContentPreview
+from ..text.content import VersionContent
+from ..text.ranges import ContentPreview
 
 
 def prompt_or_404(request: HttpRequest, prompt_id: int, min_role: str = Role.VIEWER) -> Prompt:

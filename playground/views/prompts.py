@@ -16,12 +16,6 @@ from common.auth import request_actor
 from common.limits import TITLE_MAX_CHARS
 from questionbank.selectors import question_by_slug, question_list
 
-from ..content import (
-    DEFAULT_MODELS,
-    PROVIDERS,
-    content_validate,
-)
-from ..editor import editor_settings, editor_values_for_version, editor_values_from_post
 from ..exceptions import ContentInvalid, NotFound, PlaygroundError
 from ..forms import content_as_form_values, content_from_form
 from ..models import Prompt, PromptVersion, Role
@@ -43,8 +37,10 @@ from ..services import (
     prompt_create,
     prompt_update,
 )
-from ..tree_html import TreeHtml, tree_html
-from ..uploads import content_prepare
+from ..text.content import DEFAULT_MODELS, PROVIDERS, content_validate
+from ..text.editor import editor_settings, editor_values_for_version, editor_values_from_post
+from ..text.uploads import content_prepare
+from ..version_tree.markup import TreeHtml, tree_html
 from .common import prompt_or_404, texts_context, version_or_404, version_text_urls
 from .sharing import share_context
 
@@ -210,7 +206,7 @@ def prompt_page(
 
 def _version_editor(version: PromptVersion, values: dict[str, Any] | None) -> dict[str, Any]:
     """The editor's context: what was posted (after an error), else the version's own values
-    (long texts by reference, see playground.editor)."""
+    (long texts by reference, see playground.text.editor)."""
     return _editor_context(values or editor_values_for_version(version=version))
 
 

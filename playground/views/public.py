@@ -12,12 +12,8 @@ from django.views.decorators.http import require_POST
 
 from common.auth import request_actor
 
-from ..content import (
-    VersionContent,
-    variables_unfilled_check,
-)
 from ..exceptions import ContentInvalid
-from ..export import Api, ExportFormat, export_render
+from ..exports.api_calls import Api, ExportFormat, export_render
 from ..models import PromptVersion, ShareLink
 from ..pages import (
     version_page_content,
@@ -25,8 +21,9 @@ from ..pages import (
 from ..services import (
     prompt_copy_from_link,
 )
-from ..shared import LinkEnded, LoginRequired, shared_open
-from ..texts import ContentPreview
+from ..sharing.links import LinkEnded, LoginRequired, shared_open
+from ..text.content import VersionContent, variables_unfilled_check
+from ..text.ranges import ContentPreview
 from .common import text_urls, texts_context
 
 EXPORT_APIS: tuple[tuple[Api, str], ...] = (("anthropic", "Anthropic"), ("openai", "OpenAI"))

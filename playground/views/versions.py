@@ -11,8 +11,6 @@ from django.views.decorators.http import require_POST
 
 from common.auth import request_actor
 
-from ..diffing import FOLD_STEP, diff_expand, page_row_budget
-from ..editor import editor_values_from_post
 from ..exceptions import ContentInvalid, NotFound, PlaygroundError
 from ..forms import content_from_form
 from ..models import Prompt, PromptVersion, Role
@@ -28,8 +26,10 @@ from ..services import (
     prompt_version_create,
     prompt_version_revert,
 )
-from ..texts import version_content_diff
-from ..uploads import content_prepare
+from ..text.diffing import FOLD_STEP, diff_expand, page_row_budget
+from ..text.editor import editor_values_from_post
+from ..text.ranges import version_content_diff
+from ..text.uploads import content_prepare
 from .common import prompt_or_404, version_or_404
 from .prompts import prompt_page
 

@@ -9,7 +9,8 @@ import pytest
 from changes.models import ChangeRequest
 from changes.selectors import request_get_for_user
 from changes.services import gate_rules_set
-from evals import services as eval_services
+from evals.services import testsets
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
 from playground.models import Label, LabelMove, Role
 from playground.selectors import prompt_access_get_for_user
 from playground.services import grant_set, label_move, prompt_create, prompt_version_create
@@ -73,12 +74,12 @@ def _setup(settings):
         if number == 7:
             label_move(actor=alice, prompt=prompt, name="production", version=version)
     grant_set(actor=alice, prompt=prompt, username="bob", role=Role.VIEWER)
-    testset = eval_services.testset_create(
+    testset = testsets.testset_create(
         actor=alice,
         prompt=prompt,
         role=Role.OWNER,
         name="smoke",
-        rows=eval_services.testset_rows_parse(ROWS),
+        rows=testsets.testset_rows_parse(ROWS),
     )
     access = prompt_access_get_for_user(user=alice, prompt_id=prompt.pk)
     gate_rules_set(
@@ -180,7 +181,7 @@ def test_request_review_suggest_accept_evaluate_approve_merge(
     problems += _check_layout(alice, axe_source, width, artifacts_dir, "3-accepted")
 
     # The evaluation of v10 runs (the echo provider answers inline) and passes both rows.
-    evaluation = eval_services.evaluation_create(
+    evaluation = evaluation_create(
         actor=alice_user,
         prompt=prompt,
         role=Role.OWNER,
@@ -188,7 +189,7 @@ def test_request_review_suggest_accept_evaluate_approve_merge(
         versions=[request.to_version_id],
         graders=GRADERS,
     )
-    eval_services.evaluation_dispatch(evaluation_id=evaluation.pk)
+    evaluation_dispatch(evaluation_id=evaluation.pk)
 
     bob.goto(url)
     _submit(bob, "Approve")

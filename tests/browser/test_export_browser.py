@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground.export import Api, ExportFormat, VariablesMode, export_render
+from playground.exports.api_calls import Api, ExportFormat, VariablesMode, export_render
 from playground.selectors import version_content
 from playground.services import prompt_create
 from tests.browser.test_playground_browser import login

@@ -3,7 +3,7 @@ a streamed download."""
 
 import pytest
 
-from playground.export import export_render
+from playground.exports.api_calls import export_render
 from playground.selectors import version_content
 from playground.services import prompt_create
 from tests.browser.test_playground_browser import login

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from evals.models import Evaluation
-from evals.services import RowInput, evaluation_create, evaluation_dispatch
-from evals.services import testset_create as new_testset  # not a test, despite its name
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
+from evals.services.testsets import RowInput
+from evals.services.testsets import testset_create as new_testset  # not a test, despite its name
 from playground.models import PromptVersion, Role
 from playground.runs.services import run_create, run_execute
 from playground.services import share_link_create

@@ -5,7 +5,7 @@ import pytest
 from django.core import mail
 
 from changes.models import ChangeNotice, ChangeRequest, SuggestedEdit
-from evals import services as eval_services
+from evals.services import testsets
 from playground.models import Label, LabelMove, PromptVersion, Role
 from reviews.models import AnnotationAnchor, DesignDoc
 from tests.changes.conftest import SYSTEM_V2
@@ -51,14 +51,14 @@ def _review(world, who: str, verdict: str, annotations=()):
 
 
 def _evaluate(world, version):
-    from evals.services import evaluation_create, evaluation_dispatch
+    from evals.services.evaluations import evaluation_create, evaluation_dispatch
 
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=world.alice,
         prompt=world.prompt,
         role=Role.OWNER,
         name="smoke",
-        rows=eval_services.testset_rows_parse(ROWS),
+        rows=testsets.testset_rows_parse(ROWS),
     )
     evaluation = evaluation_create(
         actor=world.alice,

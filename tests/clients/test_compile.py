@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 import redline
 
-from playground.export import template_fill
+from playground.exports.api_calls import template_fill
 from playground.runs.services import run_variables_resolve
 
 

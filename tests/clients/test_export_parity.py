@@ -18,10 +18,10 @@ import openai
 import pytest
 import redline
 
-from playground.content import DEFAULT_MODELS
-from playground.export import export_request
+from playground.exports.api_calls import export_request
 from playground.selectors import version_content
 from playground.services import label_move, prompt_create
+from playground.text.content import DEFAULT_MODELS
 from tests.playground.exportkit.cases import case
 
 # The export cases a version can hold (the "nasty" one has a NUL, which content refuses), and

@@ -146,7 +146,7 @@ def test_every_model_provider_a_version_may_name_has_an_adapter():
 
 def test_a_registered_grader_may_not_take_a_built_in_type():
     from evals.graders import grade_equals
-    from evals.services import grader_register
+    from evals.services.grader_registry import grader_register
 
     with pytest.raises(RegistryDuplicate, match="'equals' is built in"):
         grader_register(type="equals", grade_fn=grade_equals, parse_fn=lambda spec, where: None)
@@ -191,7 +191,7 @@ def test_entries_are_registered_only_in_an_app_config_ready():
 def test_the_source_check_sees_a_registration_at_import(tmp_path):
     module = tmp_path / "badges.py"
     module.write_text(
-        "from playground.version_badges import version_badges_register\n"
+        "from playground.version_tree.badges import version_badges_register\n"
         "version_badges_register(name='x', provider=None)\n"
         "def ready():\n"
         "    version_badges_register(name='y', provider=None)\n"

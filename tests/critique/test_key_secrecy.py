@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from evals import services as eval_services
 from evals.models import EvalCell
+from evals.services import testsets
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
 from playground.models import Role
 from playground.services import grant_set
 from reviews.models import DesignDoc, DocRevision
@@ -46,16 +47,16 @@ def _probe_evaluation(author):
         messages=[{"role": "user", "content": PROBE}],
         variables={"document": ""},
     )
-    testset = eval_services.testset_create(
+    testset = testsets.testset_create(
         actor=author,
         prompt=prompt,
         role=Role.OWNER,
         name="probe",
-        rows=eval_services.testset_rows_parse(
+        rows=testsets.testset_rows_parse(
             [{"variables": {"document": revision_text(revision=revision)}}]
         ),
     )
-    evaluation = eval_services.evaluation_create(
+    evaluation = evaluation_create(
         actor=author,
         prompt=prompt,
         role=Role.OWNER,
@@ -63,7 +64,7 @@ def _probe_evaluation(author):
         versions=[version.pk],
         graders=[{"type": "answer-key"}],
     )
-    eval_services.evaluation_dispatch(evaluation_id=evaluation.pk)
+    evaluation_dispatch(evaluation_id=evaluation.pk)
     return prompt, evaluation
 
 

@@ -329,7 +329,7 @@ def test_cancel_stops_every_queued_cell_and_no_run_starts_after(
     assert cancelled.status_code == 200
     assert cancelled.json()["status"] == "cancelled"
     assert cancelled.json()["progress"] == {"done": 6, "total": 6}
-    from evals.services import cell_execute
+    from evals.services.cells import cell_execute
 
     for cell in EvalCell.objects.filter(evaluation_id=evaluation):
         assert cell_execute(cell_id=cell.pk) == "cancelled"

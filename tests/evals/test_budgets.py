@@ -17,10 +17,11 @@ import multiprocessing
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evals import services as eval_services
 from evals.graders import CellOutcome, grade, grader_specs_parse
 from evals.models import EvalCell, Evaluation, TestSetRevision
-from evals.services import cell_grade, evaluation_create, evaluations_reap
+from evals.services import testsets
+from evals.services.cells import _cell_run, cell_grade
+from evals.services.evaluations import evaluation_create, evaluations_reap
 from playground.models import Role
 from playground.runs.services import run_execute
 from tests.factories import api_client_for, make_user
@@ -186,12 +187,12 @@ def test_a_local_acyclic_ref_is_still_accepted_and_applied():
 
 def _finished_unseen(owner, prompt, version, graders) -> EvalCell:
     """A cell whose run finished while no worker was there to grade it."""
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse([{"variables": {"design": "x"}}]),
+        rows=testsets.testset_rows_parse([{"variables": {"design": "x"}}]),
     )
     evaluation = evaluation_create(
         actor=owner,
@@ -203,7 +204,7 @@ def _finished_unseen(owner, prompt, version, graders) -> EvalCell:
     )
     cell = EvalCell.objects.select_related("evaluation", "target", "row").get(evaluation=evaluation)
     EvalCell.objects.filter(pk=cell.pk).update(status="running")
-    run_execute(run_id=eval_services._cell_run(cell))
+    run_execute(run_id=_cell_run(cell))
     return cell
 
 

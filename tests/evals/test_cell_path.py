@@ -10,9 +10,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from config.celery import app
-from evals import services as eval_services
 from evals.dispatch import NextCells
 from evals.models import EvalCell, Evaluation
+from evals.services import testsets
+from evals.services.cells import _run_new, cell_execute
+from evals.services.evaluations import evaluation_create
 from playground.models import Role, Run
 from tests.factories import make_user
 from tests.playground.factories import make_prompt
@@ -37,16 +39,16 @@ CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE SAVEPOINT")
 def _evaluation(rows: int = 3) -> Evaluation:
     owner = make_user("owner")
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse(
+        rows=testsets.testset_rows_parse(
             [{"variables": {"design": f"design {i}"}, "expected": "design"} for i in range(rows)]
         ),
     )
-    return eval_services.evaluation_create(
+    return evaluation_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
@@ -62,7 +64,7 @@ def _cells(evaluation: Evaluation) -> list[int]:
 
 def _measured(cell_id: int) -> tuple[list[str], int]:
     with CaptureQueriesContext(connection) as captured:
-        assert eval_services.cell_execute(cell_id=cell_id) == "graded"
+        assert cell_execute(cell_id=cell_id) == "graded"
     sql = [query["sql"] for query in captured.captured_queries]
     statements = [s for s in sql if not s.startswith(CONTROL)]
     transactions = sum(1 for s in sql if s.startswith(("BEGIN", "SAVEPOINT")))
@@ -73,7 +75,7 @@ def test_a_cell_is_at_most_nine_statements_in_two_transactions(settings):
     settings.RUN_ECHO_DELAY_MS = 0
     evaluation = _evaluation()
     first, middle, last = _cells(evaluation)
-    eval_services.cell_execute(cell_id=first)  # the evaluation moves to running with it
+    cell_execute(cell_id=first)  # the evaluation moves to running with it
     statements, transactions = _measured(middle)
     listing = "\n".join(s[:160] for s in statements)
     assert len(statements) <= CELL_STATEMENTS, listing
@@ -103,8 +105,8 @@ def test_a_queued_cell_whose_run_exists_already_runs_it_once(settings):
     cell = EvalCell.objects.select_related("evaluation__created_by", "target__version", "row").get(
         pk=cell_id
     )
-    earlier = eval_services._run_new(cell)  # queued, and not set on the cell
-    assert eval_services.cell_execute(cell_id=cell_id) == "graded"
+    earlier = _run_new(cell)  # queued, and not set on the cell
+    assert cell_execute(cell_id=cell_id) == "graded"
     cell.refresh_from_db()
     assert cell.run_id == earlier
     assert Run.objects.filter(idempotency_key=f"eval-cell-{cell_id}").count() == 1
@@ -120,15 +122,15 @@ def test_an_author_with_a_grant_pays_one_read_for_it(settings):
     settings.RUN_ECHO_DELAY_MS = 0
     owner, editor = make_user("owner"), make_user("editor")
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse([{"variables": {"design": "d"}, "expected": "d"}]),
+        rows=testsets.testset_rows_parse([{"variables": {"design": "d"}, "expected": "d"}]),
     )
     grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
-    evaluation = eval_services.evaluation_create(
+    evaluation = evaluation_create(
         actor=editor,
         prompt=prompt,
         role=Role.EDITOR,
@@ -151,7 +153,7 @@ def test_the_fair_feed_rides_in_the_cells_closing_transaction(
     settings.EVAL_USER_CELLS_IN_FLIGHT = 1
     evaluation = _evaluation()
     first, middle, _ = _cells(evaluation)
-    eval_services.cell_execute(cell_id=first)
+    cell_execute(cell_id=first)
     EvalCell.objects.filter(pk=middle).update(sent_at=evaluation.created_at)  # its turn came
     feed = NextCells(user_id=evaluation.created_by_id)
     previous = app.conf.task_always_eager
@@ -159,7 +161,7 @@ def test_the_fair_feed_rides_in_the_cells_closing_transaction(
     try:
         with django_capture_on_commit_callbacks(execute=False) as published:
             with CaptureQueriesContext(connection) as captured:
-                assert eval_services.cell_execute(cell_id=middle, feed=feed) == "graded"
+                assert cell_execute(cell_id=middle, feed=feed) == "graded"
     finally:
         app.conf.task_always_eager = previous
     sql = [query["sql"] for query in captured.captured_queries]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from config.celery import app
-from evals import services as eval_services
 from evals.models import EvalCell, Evaluation
+from evals.services import testsets
+from evals.services.evaluations import evaluation_create, evaluations_reap
 from playground.models import Role, Run
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import make_prompt
@@ -30,14 +31,14 @@ RUN_TASK = "playground.run_execute"
 
 def _evaluation(owner, *, rows: int, repeat: int = 1) -> Evaluation:
     prompt, version = make_prompt(owner, **ECHO)
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="flood",
-        rows=eval_services.testset_rows_parse([{"expected": f"e{i}"} for i in range(rows)]),
+        rows=testsets.testset_rows_parse([{"expected": f"e{i}"} for i in range(rows)]),
     )
-    return eval_services.evaluation_create(
+    return evaluation_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
@@ -127,7 +128,7 @@ def test_cells_accepted_while_the_broker_is_down_are_sent_by_the_reaper(settings
         assert not EvalCell.objects.filter(sent_at__isnull=False).exists()
         assert queue_pop(queue, timeout=0.2) is None
         # the broker is back: the reaper hands over the account's share
-        eval_services.evaluations_reap()
+        evaluations_reap()
         assert EvalCell.objects.filter(sent_at__isnull=False).count() == 2
         messages = [queue_pop(queue), queue_pop(queue)]
         assert sorted(m.args[0] for m in messages if m) == sorted(
@@ -139,12 +140,12 @@ def test_an_evaluation_posted_while_the_broker_is_down_is_accepted(settings):
     """Not a 500 with the evaluation half-told: 201, and the reaper sends it later."""
     owner = make_user()
     prompt, version = make_prompt(owner, **ECHO)
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse([{"expected": "x"}]),
+        rows=testsets.testset_rows_parse([{"expected": "x"}]),
     )
     with publishing(settings, fresh_queue("fair-api")), broker_down():
         answer = api_client_for(owner).post(

@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from evals import services as eval_services
+from evals.services import testsets
 from playground.models import Role
 from playground.services import label_move
 from tests.factories import make_user
@@ -27,12 +27,12 @@ def gate(settings):
         {"variables": {"design": "a queue"}, "expected": "queue"},
         {"variables": {"design": "a CDN"}, "expected": "nothing-here"},
     ]
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse(rows),
+        rows=testsets.testset_rows_parse(rows),
     )
     return prompt, revision.testset_id
 

@@ -16,8 +16,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from evals import selectors as eval_selectors
-from evals import services as eval_services
 from evals.models import EvalCell, Evaluation, TestRow, TestSetRevision
+from evals.services import testsets
+from evals.services.cells import cell_execute
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
 from playground.models import Role
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import make_prompt
@@ -44,19 +46,19 @@ def inline(settings):
 
 
 def _evaluation(owner, prompt, version, rows: int) -> Evaluation:
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name=f"{rows} rows",
-        rows=eval_services.testset_rows_parse(
+        rows=testsets.testset_rows_parse(
             [
                 {"variables": {"design": f"design {n}", **UNDECLARED}, "expected": "design"}
                 for n in range(rows)
             ]
         ),
     )
-    evaluation = eval_services.evaluation_create(
+    evaluation = evaluation_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
@@ -64,7 +66,7 @@ def _evaluation(owner, prompt, version, rows: int) -> Evaluation:
         versions=[version.pk],
         graders=[{"type": "contains"}],
     )
-    eval_services.evaluation_dispatch(evaluation_id=evaluation.pk)  # on-commit: not in a test
+    evaluation_dispatch(evaluation_id=evaluation.pk)  # on-commit: not in a test
     evaluation.refresh_from_db()
     assert evaluation.status == "done"
     return evaluation
@@ -115,14 +117,14 @@ def test_reads_never_load_undeclared_variables_and_do_not_grow_with_rows(client,
 
 def test_a_cell_reads_only_the_declared_variables_of_its_row(owner, inline):
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse([{"variables": {"design": "d", **UNDECLARED}}]),
+        rows=testsets.testset_rows_parse([{"variables": {"design": "d", **UNDECLARED}}]),
     )
-    evaluation = eval_services.evaluation_create(
+    evaluation = evaluation_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
@@ -132,7 +134,7 @@ def test_a_cell_reads_only_the_declared_variables_of_its_row(owner, inline):
     )
     cell = EvalCell.objects.get(evaluation=evaluation)
     with CaptureQueriesContext(connection) as queries:
-        assert eval_services.cell_execute(cell_id=cell.pk) == "graded"
+        assert cell_execute(cell_id=cell.pk) == "graded"
     whole = [q["sql"][:300] for q in queries if WHOLE_VARIABLES.search(q["sql"])]
     assert whole == []
     assert EvalCell.objects.get(pk=cell.pk).run.variables == {"design": "d"}
@@ -167,7 +169,7 @@ def test_appends_store_the_appended_rows_only(owner, settings):
         assert answer.status_code == 201, answer.content
     grown = _stored_bytes() - before
     assert grown < 5 * 100, grown  # five tiny rows, not five copies of the set
-    used = eval_services.testset_storage_used(user_id=owner.pk)
+    used = testsets.testset_storage_used(user_id=owner.pk)
     assert used == sum(TestRow.objects.values_list("size", flat=True))
     latest = TestSetRevision.objects.filter(testset_id=testset).order_by("-number").first()
     rows = eval_selectors.testset_rows(revision=latest)

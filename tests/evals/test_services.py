@@ -1,5 +1,5 @@
 """Evaluation cells: at most one provider call each, whatever is repeated or killed; the judge;
-the reaper; the provider cap (evals/services.py)."""
+the reaper; the provider cap (evals/services/cells.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evals import services as eval_services
 from evals.models import EvalCell, Evaluation
 from evals.selectors import evaluation_summary, version_pass_rates
-from evals.services import (
-    DEFERRED,
-    cell_execute,
+from evals.services import testsets
+from evals.services.cells import DEFERRED, _cell_run, cell_execute, cell_grade
+from evals.services.evaluations import (
     evaluation_create,
     evaluations_reap,
+    evaluations_redispatch_stalled,
 )
 from playground.models import Role, Run
 from playground.services import prompt_version_create
@@ -35,12 +35,12 @@ def owner():
 
 def _evaluation(owner, prompt, versions, graders, rows=ROWS, capture=None, **kw):
     # (the module, not its names: pytest would collect functions named test…)
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="t",
-        rows=eval_services.testset_rows_parse(rows),
+        rows=testsets.testset_rows_parse(rows),
     )
     return evaluation_create(
         actor=owner,
@@ -73,7 +73,7 @@ def test_a_cell_whose_worker_died_mid_run_is_not_sent_again(owner, providers, se
     evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
     cell = EvalCell.objects.get(evaluation=evaluation)
     # What a killed worker leaves: cell claimed, run created and claimed, one call sent.
-    from evals.services import _cell_run
+    from evals.services.cells import _cell_run
 
     EvalCell.objects.filter(pk=cell.pk).update(status="running")
     run_id = _cell_run(
@@ -92,7 +92,7 @@ def test_the_reaper_grades_a_cell_whose_run_finished_unseen(owner, inline_runs):
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
     evaluation = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "Echo"}])
     cell = EvalCell.objects.select_related("evaluation", "target", "row").get(evaluation=evaluation)
-    from evals.services import _cell_run
+    from evals.services.cells import _cell_run
     from playground.runs.services import run_execute
 
     EvalCell.objects.filter(pk=cell.pk).update(status="running")
@@ -206,7 +206,7 @@ def test_a_fair_run_queue_turn_never_takes_a_cells_run(owner, inline_runs):
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
     evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
     cell = EvalCell.objects.select_related("evaluation", "target", "row").get(evaluation=evaluation)
-    from evals.services import _cell_run
+    from evals.services.cells import _cell_run
 
     run_id = _cell_run(cell)
     assert Run.objects.get(pk=run_id).status == "queued"
@@ -226,13 +226,13 @@ def test_a_stalled_evaluation_is_handed_to_workers_again(owner, inline_runs, set
     stalled = _evaluation(owner, prompt, [version], [{"type": "contains", "value": "Echo"}], rows)
     fresh = _evaluation(owner, prompt, [version], [{"type": "json-valid"}], rows)
     first = EvalCell.objects.filter(evaluation=stalled).order_by("pk").first()
-    from evals.services import _cell_run
+    from evals.services.cells import _cell_run
 
     EvalCell.objects.filter(pk=first.pk).update(status="running")
     _cell_run(EvalCell.objects.select_related("evaluation", "target", "row").get(pk=first.pk))
     old = timezone.now() - timedelta(seconds=61)
     Evaluation.objects.filter(pk=stalled.pk).update(dispatched_at=old)
-    assert eval_services.evaluations_redispatch_stalled() == [stalled.pk]
+    assert evaluations_redispatch_stalled() == [stalled.pk]
     stalled.refresh_from_db()
     assert (stalled.status, stalled.cells_done) == ("done", 3)
     assert set(EvalCell.objects.filter(evaluation=stalled).values_list("status", flat=True)) == {
@@ -240,7 +240,7 @@ def test_a_stalled_evaluation_is_handed_to_workers_again(owner, inline_runs, set
     }
     assert Run.objects.filter(eval_cell__evaluation=stalled).count() == 3
     assert Evaluation.objects.get(pk=fresh.pk).cells_done == 0
-    assert eval_services.evaluations_redispatch_stalled() == []
+    assert evaluations_redispatch_stalled() == []
 
 
 def _echo_judge(judge_owner):
@@ -299,14 +299,12 @@ def test_a_judge_revoked_while_a_cell_runs_is_not_called(owner, inline_runs):
     )
     cell = EvalCell.objects.get(evaluation=evaluation)
     EvalCell.objects.filter(pk=cell.pk).update(status="running")
-    run = eval_services._cell_run(
-        EvalCell.objects.select_related("target__version").get(pk=cell.pk)
-    )
+    run = _cell_run(EvalCell.objects.select_related("target__version").get(pk=cell.pk))
     from playground.runs.services import run_execute
 
     run_execute(run_id=run)
     grant_revoke(actor=judge_owner, prompt=judge_prompt, username=owner.username)
-    assert eval_services.cell_grade(cell_id=cell.pk) == "error"
+    assert cell_grade(cell_id=cell.pk) == "error"
     assert EvalCell.objects.get(pk=cell.pk).error == "judge no longer visible"
     assert not Run.objects.filter(version=judge).exists()
 
@@ -317,12 +315,12 @@ def test_an_author_who_lost_the_prompt_runs_no_more_cells(owner, inline_runs):
     editor = make_user("editor")
     prompt, version = make_prompt(owner, provider="echo", model="echo-1")
     grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=editor,
         prompt=prompt,
         role=Role.EDITOR,
         name="t",
-        rows=eval_services.testset_rows_parse(ROWS),
+        rows=testsets.testset_rows_parse(ROWS),
     )
     evaluation = evaluation_create(
         actor=editor,

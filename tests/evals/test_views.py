@@ -113,7 +113,7 @@ def test_start_an_evaluation_from_the_form_and_read_the_matrix(logged_in, echo, 
     assert response.status_code == 302, response.content
     evaluation = Evaluation.objects.get()
     # on-commit does not fire inside the test transaction: run the cells as a worker would
-    from evals.services import evaluation_dispatch
+    from evals.services.evaluations import evaluation_dispatch
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
     page = logged_in.get(response["Location"]).content.decode()
@@ -144,7 +144,7 @@ def test_exports_hold_every_cell(logged_in, echo, inline):
         {"action": "evaluate", "testset": testset, "versions": [v1.pk], "g_expected": "contains"},
     )
     evaluation = Evaluation.objects.get()
-    from evals.services import evaluation_dispatch
+    from evals.services.evaluations import evaluation_dispatch
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
     rows = list(csv.reader(io.StringIO(_body(logged_in.get(f"/evals/{evaluation.pk}/export.csv")))))
@@ -176,7 +176,7 @@ def test_exports_name_versions_by_number_and_keep_the_id_apart(logged_in, offset
         {"action": "evaluate", "testset": testset, "versions": [v2.pk], "g_expected": "contains"},
     )
     evaluation = Evaluation.objects.get()
-    from evals.services import evaluation_dispatch
+    from evals.services.evaluations import evaluation_dispatch
 
     evaluation_dispatch(evaluation_id=evaluation.pk)
     text = _body(logged_in.get(f"/evals/{evaluation.pk}/export.csv"))
@@ -265,7 +265,7 @@ def test_pages_are_404_to_strangers_and_read_only_to_viewers(client, owner, echo
 
 
 def _evaluate(client, prompt, testset: int, versions: list[int]) -> Evaluation:
-    from evals.services import evaluation_dispatch
+    from evals.services.evaluations import evaluation_dispatch
 
     response = client.post(
         f"/evals/prompt/{prompt.pk}/",

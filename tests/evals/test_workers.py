@@ -28,8 +28,9 @@ from contextlib import contextmanager
 import pytest
 
 from config.celery import app
-from evals import services as eval_services
 from evals.models import EvalCell, Evaluation
+from evals.services import testsets
+from evals.services.evaluations import evaluation_cancel, evaluation_create, evaluations_reap
 from playground.models import Role, Run
 from tests.factories import make_user
 from tests.playground.exportkit.providers import Behaviour
@@ -72,17 +73,17 @@ def _on_workers(settings, server) -> Iterator[str]:
 
 def _start(owner, rows: int, graders: list | None = None) -> Evaluation:
     prompt, version = make_prompt(owner)
-    revision = eval_services.testset_create(
+    revision = testsets.testset_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
         name="designs",
-        rows=eval_services.testset_rows_parse(
+        rows=testsets.testset_rows_parse(
             [{"variables": {"design": f"design number {i:02d}"}} for i in range(rows)]
         ),
     )
     # Committed at once (a transactional test): the cells' tasks are published on commit.
-    return eval_services.evaluation_create(
+    return evaluation_create(
         actor=owner,
         prompt=prompt,
         role=Role.OWNER,
@@ -175,7 +176,7 @@ def test_a_worker_killed_mid_evaluation_loses_no_cell_and_sends_no_call_twice(
             # The new worker takes what is still on the queue; the cells the dead worker held
             # (reserved, or claimed mid-call) wait for the reaper (every 60 s in production).
             def finished() -> bool:
-                eval_services.evaluations_reap()
+                evaluations_reap()
                 return Evaluation.objects.get(pk=evaluation.pk).status in Evaluation.FINISHED
 
             _wait(finished, "the evaluation to finish")
@@ -205,7 +206,7 @@ def test_cancel_stops_new_provider_calls_within_a_second(provider_server, settin
             owner = make_user("owner")
             evaluation = _start(owner, rows)
             _wait(lambda: _mid_call(evaluation, 2) is not None, "a cell mid-call")
-            cancelled = eval_services.evaluation_cancel(actor=owner, evaluation=evaluation)
+            cancelled = evaluation_cancel(actor=owner, evaluation=evaluation)
             answered = time.monotonic()
             assert cancelled.status == "cancelled"
             # The worker drains the queue: every cell ends, none of them by a new call.

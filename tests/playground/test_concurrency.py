@@ -9,7 +9,7 @@ from django.db import connection, connections
 from playground.exceptions import ContentInvalid, LabelConflict
 from playground.models import Label, LabelMove, PromptVersion, Upload
 from playground.services import label_move, prompt_version_create
-from playground.uploads import content_prepare, upload_create
+from playground.text.uploads import content_prepare, upload_create
 from tests.conftest import EXPECT_SERVICES
 from tests.factories import make_user
 from tests.playground.factories import content, make_prompt, save

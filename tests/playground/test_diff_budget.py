@@ -1,13 +1,13 @@
 """Diffs at a bounded cost: a budget per diff, a "too large" answer past it, and one computation
-shared by the API, the page and its folds (playground.diffing, playground.texts)."""
+shared by the API, the page and its folds (playground.text.diffing, playground.text.ranges)."""
 
 import random
 import re
 
 import pytest
 
-from playground import texts as playground_texts
-from playground.diffing import DiffBudget, diff_cache, text_diff
+from playground.text import ranges as playground_texts
+from playground.text.diffing import DiffBudget, diff_cache, text_diff
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import long_text, make_prompt, save
 

@@ -1,4 +1,4 @@
-from playground.diffing import (
+from playground.text.diffing import (
     DIFF_GAP,
     content_diff,
     diff_blocks,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from playground.export import (
+from playground.exports.api_calls import (
     PLACEHOLDER,
     _heredoc_delimiter,
     export_render,
@@ -369,8 +369,8 @@ def test_template_fill_rules():
 
 
 def test_placeholders_are_the_ones_content_finds():
-    """Exports fill exactly the placeholders `playground.content` reports for a version."""
-    from playground import content as version_content
+    """Exports fill exactly the placeholders `playground.text.content` reports for a version."""
+    from playground.text import content as version_content
 
     texts = [
         "{{a}} {{ b }} {{\tc\n}} {{\u3000d\u2028}} {{\x1ce\x85}} {{\ufefff}} {{1x}} {{g h}}",

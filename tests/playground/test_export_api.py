@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from playground.export import export_render
+from playground.exports.api_calls import export_render
 from playground.selectors import version_content
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content, make_prompt, save

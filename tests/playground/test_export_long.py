@@ -1,12 +1,12 @@
 """Exports of long versions: the panel and JSON show heads, the full export streams and equals
-`export_render` byte for byte (playground.export_long, playground.api.export)."""
+`export_render` byte for byte (playground.exports.long_texts, playground.api.export)."""
 
 from __future__ import annotations
 
 import pytest
 
-from playground.export import export_render
-from playground.export_long import export_snippet, export_stream
+from playground.exports.api_calls import export_render
+from playground.exports.long_texts import export_snippet, export_stream
 from playground.selectors import version_content
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import make_prompt

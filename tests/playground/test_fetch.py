@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken
 from accounts.services import api_token_create
 from common.jsonstream import STREAM_FLUSH_BYTES
-from playground.fetch import content_cache, content_key
 from playground.models import AccessLogEntry
 from playground.services import grant_revoke, grant_set, label_move, prompt_version_revert
+from playground.sharing.fetch import content_cache, content_key
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import make_prompt, save
 
@@ -218,7 +218,7 @@ def test_full_streams_every_text_whole_in_pieces(owner, long_version, monkeypatc
     """`?full=1` writes the JSON a range at a time: the long texts are streamed with
     blob_stream, never read whole with blob_read, and the answer parses to the content."""
     prompt, version, system, messages = long_version
-    import playground.fetch as fetch_module
+    import playground.sharing.fetch as fetch_module
 
     whole_reads: list[str] = []
     real_read = fetch_module.blob_read

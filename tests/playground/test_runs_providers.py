@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from playground.export import export_render, export_request
+from playground.exports.api_calls import export_render, export_request
 from playground.models import Run
 from tests.factories import api_client_for, make_user
 from tests.playground.exportkit.providers import STREAM_TEXT, TOOL_ARGUMENTS

@@ -1,10 +1,10 @@
 import pytest
 
-from playground.content import content_hash, content_validate
 from playground.exceptions import ContentInvalid, LabelConflict, VersionImmutable
 from playground.models import Label, LabelMove, PromptVersion
 from playground.selectors import version_content
 from playground.services import label_move, prompt_version_revert
+from playground.text.content import content_hash, content_validate
 from tests.factories import make_user
 from tests.playground.factories import content, make_prompt, save
 

@@ -458,8 +458,8 @@ def _changed_rows(rows):
 def test_long_text_diff_finds_the_same_changes_as_the_whole_diff(store, settings, seed):
     """Around-the-change diffs (texts above PLAYGROUND_DIFF_LARGE_CHARS) show exactly the
     changed rows, with the same line numbers, as diffing the whole texts."""
-    from playground.diffing import text_diff
-    from playground.texts import version_content_diff
+    from playground.text.diffing import text_diff
+    from playground.text.ranges import version_content_diff
 
     rng = random.Random(seed)
     owner = make_user(f"differ{seed}")
@@ -546,7 +546,7 @@ def test_a_one_line_edit_of_a_6_mb_text_diffs_to_a_small_page(s3_storage, monkey
 
 
 def test_a_changed_region_longer_than_the_limit_is_cut(store, settings):
-    from playground.texts import version_content_diff
+    from playground.text.ranges import version_content_diff
 
     settings.PLAYGROUND_DIFF_LARGE_CHARS = 3_000
     owner = make_user("cutter")
@@ -699,7 +699,7 @@ def test_attaching_a_long_text_counts_every_line_and_keeps_the_page_small(store,
     that work (both texts' downloads, both versions' pages)."""
     from django.test import Client
 
-    from playground.texts import version_content_diff
+    from playground.text.ranges import version_content_diff
 
     settings.PLAYGROUND_DIFF_LARGE_CHARS = 20_000
     settings.PLAYGROUND_DIFF_PAGE_ROWS = 50

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from playground.tree import Layout, tree_layout
+from playground.version_tree.layout import Layout, tree_layout
 
 
 def history(parents: dict[int, int | None]) -> list[SimpleNamespace]:

@@ -24,7 +24,7 @@ from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
 from playground.services import prompt_version_create
 from playground.tasks import uploads_expire
-from playground.uploads import UPLOAD_PREFIX, content_prepare, upload_receive
+from playground.text.uploads import UPLOAD_PREFIX, content_prepare, upload_receive
 from tests.factories import api_client_for, make_user
 from tests.playground.factories import content
 from textstore import ingest, objects

@@ -251,7 +251,7 @@ def test_gc_removes_the_text_of_a_save_killed_mid_way(small_inline, settings, tm
             proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
     else:
-        from playground.uploads import content_prepare
+        from playground.text.uploads import content_prepare
 
         content_prepare(actor=owner, parent=None, content=json.loads(body)["content"])
     left = set(Blob.objects.values_list("sha256", flat=True)) - before

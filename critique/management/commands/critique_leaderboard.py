@@ -26,7 +26,7 @@ from critique.services import (
 )
 from evals.models import Evaluation
 from evals.selectors import evaluation_results, evaluation_wait
-from evals.services import evaluation_dispatch
+from evals.services.evaluations import evaluation_dispatch
 from playground.models import Role
 
 

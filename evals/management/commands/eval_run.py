@@ -22,7 +22,7 @@ from common.exceptions import DomainError
 from evals.exceptions import NotFound
 from evals.models import Evaluation
 from evals.selectors import evaluation_summary, evaluation_wait, testset_get_for_user
-from evals.services import evaluation_create, evaluation_dispatch
+from evals.services.evaluations import evaluation_create, evaluation_dispatch
 from evals.versions import versions_from_labels
 from playground.models import Prompt, Role
 from playground.selectors import prompt_access_get_for_user

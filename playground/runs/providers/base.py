@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...exceptions import PlaygroundError
-from ...export import Api
+from ...exports.api_calls import Api
 
 
 @dataclass(frozen=True)

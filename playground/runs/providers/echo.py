@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from ...export import Api
+from ...exports.api_calls import Api
 from .base import Event, Finished, TextDelta
 
 TOKEN = re.compile(r"\s*\S+")

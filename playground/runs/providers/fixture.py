@@ -19,7 +19,7 @@ from django.conf import settings
 
 from common.registry import Registry
 
-from ...export import Api
+from ...exports.api_calls import Api
 from .base import Event, Finished, ProviderError, TextDelta
 
 FIXTURE_PIECE_CHARS = 48

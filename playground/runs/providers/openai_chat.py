@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from ...export import Api, export_sdk_arguments
+from ...exports.api_calls import Api, export_sdk_arguments
 from .base import Event, Finished, ProviderError, ProviderNotConfigured, TextDelta, ToolCall
 from .sdk import sdk_errors
 

@@ -22,8 +22,9 @@ ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_NONSTREAMING_MAX_TOKENS = 8192
 LONG_TIMEOUT_SECONDS = 3600.0
 # The model a call names when the version belongs to the other API's provider: that API's
-# default, as Redline's runs and exports choose it (its `playground.content.DEFAULT_MODELS`; the
-# client's tests check the two tables agree). A version keeps its own model on its own API.
+# default, as Redline's runs and exports choose it (its
+# `playground.text.content.DEFAULT_MODELS`; the client's tests check the two tables agree). A
+# version keeps its own model on its own API.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1-mini"}
 
 

@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 
 from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_problem
 
-from .exceptions import ContentInvalid
+from ..exceptions import ContentInvalid
 
 PROVIDERS = ("anthropic", "openai", "echo", "fixture")
 ROLES = ("user", "assistant")
@@ -132,7 +132,7 @@ class PreparedVersionContent(TypedDict):
 class PreparedContent:
     """Validated content whose long texts may be `StoredText`s, with its content hash computed
     over the texts themselves (so it equals the hash of the same content sent inline). Built by
-    `playground.uploads.content_prepare` (and by services from a stored version's row)."""
+    `playground.text.uploads.content_prepare` (and by services from a stored version's row)."""
 
     canonical: PreparedVersionContent
     digest: str

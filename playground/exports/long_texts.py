@@ -27,8 +27,10 @@ from django.conf import settings
 
 from textstore.selectors import blob_lengths, blob_range, blob_stream
 
-from .content import VersionContent
-from .export import (
+from ..models import PromptVersion
+from ..selectors import version_content
+from ..text.content import VersionContent
+from .api_calls import (
     _JS_ESCAPES,
     _LINE,
     _SPACE,
@@ -40,8 +42,6 @@ from .export import (
     export_warnings,
     template_fill,
 )
-from .models import PromptVersion
-from .selectors import version_content
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from django.http import QueryDict
 
 from textstore.selectors import blob_read, blob_sizes
 
+from ..forms import content_as_form_values, form_values_from_post
+from ..models import PromptVersion
 from .content import Message
-from .forms import content_as_form_values, form_values_from_post
-from .models import PromptVersion
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,9 @@ from textstore.exceptions import ObjectNotFound
 from textstore.ingest import IngestRejected, blob_put_object
 from textstore.selectors import blob_read_range, blob_stat
 
+from ..exceptions import ContentInvalid, NotFound
+from ..models import PromptVersion, Upload
+from ..services import text_bases, upload_objects_delete
 from .content import (
     PreparedContent,
     PreparedVersionContent,
@@ -52,9 +55,6 @@ from .content import (
     content_validate,
     prepared_content_hash,
 )
-from .exceptions import ContentInvalid, NotFound
-from .models import PromptVersion, Upload
-from .services import text_bases, upload_objects_delete
 
 logger = logging.getLogger(__name__)
 

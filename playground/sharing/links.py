@@ -10,10 +10,10 @@ from django.http import HttpRequest
 from common.exceptions import RateLimited
 from common.ratelimit import Limit, client_ip, ratelimit_exceeded, ratelimit_hit
 
-from .exceptions import NotFound
-from .models import AccessLogEntry, PromptVersion, ShareLink
-from .selectors import share_link_ended, share_link_resolve, share_link_version
-from .services import ACCESS_LOG_FETCH_RESOLUTION, access_log_record
+from ..exceptions import NotFound
+from ..models import AccessLogEntry, PromptVersion, ShareLink
+from ..selectors import share_link_ended, share_link_resolve, share_link_version
+from ..services import ACCESS_LOG_FETCH_RESOLUTION, access_log_record
 
 SCOPE = "share-token"
 

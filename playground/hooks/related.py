@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from questionbank.related import RELATED_SHOWN, RelatedGroup, RelatedItem
 
-from .selectors import prompt_list_for_user
+from ..selectors import prompt_list_for_user
 
 
 def prompts_for_question(question: Any, user: Any) -> RelatedGroup:

@@ -17,9 +17,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from common.times import time_html
 
-from .selectors import TreeVersion
-from .tree import Gap, Layout, Node
-from .version_badges import VersionBadge
+from ..selectors import TreeVersion
+from .badges import VersionBadge
+from .layout import Gap, Layout, Node
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def tree_html(
 ) -> TreeHtml:
     """The graph and the rows of `layout`, `selected_id` marked and `compare_from` checked as A.
     The first gap offers "Show older versions" (the tree with `next_shown` of the newest).
-    `badges`: what other apps show beside a version (playground.version_badges)."""
+    `badges`: what other apps show beside a version (playground.version_tree.badges)."""
     badges = badges or {}
     first_gap = layout.gaps[0].row if layout.gaps else None
     older = reverse("playground:tree", args=[prompt_id])

@@ -51,7 +51,7 @@ class TextDiff:
     # the message does not exist. A message can move, so the two can differ.
     field_before: str | None = None
     field_after: str | None = None
-    # A diff of two long texts covers only the region around what changed (playground.texts):
+    # A diff of two long texts covers only the region around what changed (playground.text.ranges):
     # `lines_before` unchanged lines precede `rows`, `chars_after` unchanged characters follow,
     # and `cut` says the changed region itself was longer than could be diffed here.
     lines_before: int = 0
@@ -382,8 +382,8 @@ def content_diff(
 ) -> dict[str, Any]:
     """The whole diff of two contents: text diffs per text field plus a change list.
 
-    `differ(name, old, new)` diffs one pair of texts; by default the texts are in the contents
-    and `text_diff` compares them. playground.texts passes contents whose texts are blob hashes
+    `differ(name, old, new)` diffs one pair of texts; by default the texts are in the contents and
+    `text_diff` compares them. playground.text.ranges passes contents whose texts are blob hashes
     (equal texts, equal hashes: message alignment is unchanged) with a differ that reads them.
     """
 

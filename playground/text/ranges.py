@@ -31,6 +31,8 @@ from textstore.selectors import (
 )
 from textstore.services import blob_export_url
 
+from ..exceptions import ContentInvalid
+from ..models import PromptVersion
 from .content import VersionContent
 from .diffing import (
     DEFAULT_ROW_LIMIT,
@@ -43,8 +45,6 @@ from .diffing import (
     diff_unpack,
     text_diff,
 )
-from .exceptions import ContentInvalid
-from .models import PromptVersion
 
 FIELD_PATTERN = r"^(?:system|messages\.(?:0|[1-9][0-9]{0,5})\.content)$"
 _FIELD_RE = re.compile(FIELD_PATTERN)

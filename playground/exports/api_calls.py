@@ -28,16 +28,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .content import Params, Tool, VersionContent, model_for_provider, variables_unfilled_check
+from ..text.content import (
+    Params,
+    Tool,
+    VersionContent,
+    model_for_provider,
+    variables_unfilled_check,
+)
 
 Api = Literal["anthropic", "openai"]
 ExportFormat = Literal["curl", "python", "typescript", "json"]
 VariablesMode = Literal["substitute", "keep"]
 
-# `{{name}}` with optional inner whitespace, as `playground.content` finds placeholders. Python's
-# `\s` (what content uses) and JavaScript's differ (\x1c-\x1f and \x85 vs \ufeff), so the class is
-# spelled out; the generated Python and TypeScript build their pattern from these same pieces, so
-# filling at run time matches exactly what `template_fill` matches.
+# `{{name}}` with optional inner whitespace, as `playground.text.content` finds placeholders.
+# Python's `\s` (what content uses) and JavaScript's differ (\x1c-\x1f and \x85 vs \ufeff), so the
+# class is spelled out; the generated Python and TypeScript build their pattern from these same
+# pieces, so filling at run time matches exactly what `template_fill` matches.
 _SPACE = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
 PLACEHOLDER = re.compile(r"\{\{" + _SPACE + _NAME + _SPACE + r"\}\}")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from django.utils import timezone
 
-from .models import PromptVersion, Upload
+from ..models import PromptVersion, Upload
 
 
 def playground_blob_references() -> Iterator[str]:

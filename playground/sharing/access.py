@@ -6,7 +6,7 @@ paths build on these three definitions:
 
 - the ORM selectors (`playground.selectors`) filter grants with `grant_in_force()` and decide
   with `role_decide`;
-- the hot fetch path (`playground.fetch`: one raw SQL statement for the key, the version and
+- the hot fetch path (`playground.sharing.fetch`: one raw SQL statement for the key, the version and
   the access) joins grants on `grant_in_force_sql("g")` (compiled from the same Q, so the two
   cannot drift apart) and decides with `role_decide`.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import Q
 
-from .models import AccessGrant, Role
+from ..models import AccessGrant, Role
 
 
 def grant_in_force() -> Q:
