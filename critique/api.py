@@ -13,7 +13,8 @@ from rest_framework.views import APIView
 
 from common.auth import request_actor
 from common.fields import StrictSerializer, StringOrIntegerField
-from playground.text.content import MODEL_MAX_CHARS, PROVIDERS
+from playground.models import MODEL_MAX_CHARS
+from playground.text.content import PROVIDERS
 from reviews.api.fields import choice_field
 from reviews.api.serializers import (
     PositionSerializer,

@@ -22,9 +22,9 @@ from common.api import NoUrlFormatNegotiation
 from common.auth import request_actor
 from common.fields import JsonListField, StrictSerializer
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
-from playground.models import LABEL_NAME_MAX_CHARS, Role
+from playground.models import LABEL_NAME_MAX_CHARS, MODEL_MAX_CHARS, Role
 from playground.selectors import prompt_access_get_for_user
-from playground.text.content import MODEL_MAX_CHARS, PROVIDERS
+from playground.text.content import PROVIDERS
 
 from .exceptions import EvalInvalid, NotFound
 from .graders import GRADERS_MAX, grader_spec_request

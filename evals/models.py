@@ -17,8 +17,7 @@ from django.utils import timezone
 
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from common.models import WriteOnceModel
-from playground.models import Prompt, PromptVersion, Run
-from playground.text.content import MODEL_MAX_CHARS
+from playground.models import MODEL_MAX_CHARS, Prompt, PromptVersion, Run
 
 from .exceptions import TestSetImmutable
 

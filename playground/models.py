@@ -8,8 +8,9 @@ from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from common.models import WriteOnceModel
 
 from .exceptions import VersionImmutable
-from .text.content import MODEL_MAX_CHARS
 
+# A model's name, as a version or a run names it (playground.text.content checks it).
+MODEL_MAX_CHARS = 200
 # A label's name: letters, digits, '-' and '_' (playground.services checks the characters).
 LABEL_NAME_MAX_CHARS = 40
 # A run's idempotency key: a retried POST with the same key returns the same run.

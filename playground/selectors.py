@@ -21,6 +21,7 @@ from common.exceptions import Forbidden
 from common.selectors import object_get_or_not_found, object_id_parse
 from textstore.selectors import blob_read
 
+from . import access
 from .exceptions import NotFound
 from .models import (
     AccessGrant,
@@ -32,7 +33,6 @@ from .models import (
     Role,
     ShareLink,
 )
-from .sharing import access
 from .text.content import VersionContent
 
 User = Viewer

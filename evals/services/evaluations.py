@@ -61,7 +61,8 @@ def evaluation_targets_parse(
     *, prompt: Prompt, versions: object, models: object
 ) -> list[TargetInput]:
     """versions × models → targets. No `models`: each version with its own provider and model."""
-    from playground.text.content import DEFAULT_MODELS, MODEL_MAX_CHARS, PROVIDERS
+    from playground.models import MODEL_MAX_CHARS
+    from playground.text.content import DEFAULT_MODELS, PROVIDERS
 
     if not isinstance(versions, list) or not versions or len(versions) > VERSIONS_MAX:
         raise EvalInvalid(

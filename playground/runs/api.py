@@ -27,9 +27,9 @@ from common.fields import StrictSerializer
 from common.schema import ApiErrorSerializer
 
 from ..api.prompts import PromptVersionListCreateApi, _saved
-from ..models import IDEMPOTENCY_KEY_MAX_CHARS, Run
+from ..models import IDEMPOTENCY_KEY_MAX_CHARS, MODEL_MAX_CHARS, Run
 from ..selectors import version_access_get_for_user
-from ..text.content import MODEL_MAX_CHARS, PROVIDERS
+from ..text.content import PROVIDERS
 from .limits import run_start
 from .selectors import (
     run_get_for_user,

@@ -29,6 +29,7 @@ from common.exceptions import Conflict, Forbidden
 from ..exceptions import ContentInvalid
 from ..models import (
     IDEMPOTENCY_KEY_MAX_CHARS,
+    MODEL_MAX_CHARS,
     STOP_REASON_MAX_CHARS,
     PromptVersion,
     Role,
@@ -37,7 +38,6 @@ from ..models import (
 from ..selectors import version_content
 from ..services import SaveResult, prompt_version_create
 from ..text.content import (
-    MODEL_MAX_CHARS,
     PROVIDERS,
     VersionContent,
     model_for_provider,

@@ -45,10 +45,10 @@ from common.selectors import object_id_parse
 from textstore.exceptions import BlobNotFound
 from textstore.selectors import blob_lengths, blob_range, blob_read, blob_stream
 
+from .. import access
 from ..exceptions import NotFound
 from ..models import AccessGrant, Label, Prompt, PromptVersion, Role
 from ..text.ranges import version_text_fields
-from . import access
 
 # Fixed cost counted per cached entry besides its texts (the objects around them).
 _ENTRY_OVERHEAD_BYTES = 2048

@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 from common.jsonlimits import JSON_MAX_DEPTH, json_depth_exceeds, json_text_problem
 
 from ..exceptions import ContentInvalid
+from ..models import MODEL_MAX_CHARS
 
 PROVIDERS = ("anthropic", "openai", "echo", "fixture")
 ROLES = ("user", "assistant")
@@ -38,7 +39,6 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_STOP_SEQUENCES = 16
 MAX_MESSAGES = 500
 MAX_TOOLS = 128
-MODEL_MAX_CHARS = 200
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")

@@ -38,10 +38,10 @@ from ..services import (
     prompt_update,
 )
 from ..text.content import DEFAULT_MODELS, PROVIDERS, content_validate
-from ..text.editor import editor_settings, editor_values_for_version, editor_values_from_post
 from ..text.uploads import content_prepare
 from ..version_tree.markup import TreeHtml, tree_html
 from .common import prompt_or_404, texts_context, version_or_404, version_text_urls
+from .editor import editor_settings, editor_values_for_version, editor_values_from_post
 from .sharing import share_context
 
 STARTER_CONTENT: dict[str, Any] = {
@@ -206,7 +206,7 @@ def prompt_page(
 
 def _version_editor(version: PromptVersion, values: dict[str, Any] | None) -> dict[str, Any]:
     """The editor's context: what was posted (after an error), else the version's own values
-    (long texts by reference, see playground.text.editor)."""
+    (long texts by reference, see playground.views.editor)."""
     return _editor_context(values or editor_values_for_version(version=version))
 
 

@@ -27,10 +27,10 @@ from ..services import (
     prompt_version_revert,
 )
 from ..text.diffing import FOLD_STEP, diff_expand, page_row_budget
-from ..text.editor import editor_values_from_post
 from ..text.ranges import version_content_diff
 from ..text.uploads import content_prepare
 from .common import prompt_or_404, version_or_404
+from .editor import editor_values_from_post
 from .prompts import prompt_page
 
 

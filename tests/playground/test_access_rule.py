@@ -1,4 +1,4 @@
-"""The access rule is defined once (playground/sharing/access.py) and both read paths follow it: the
+"""The access rule is defined once (playground/access.py) and both read paths follow it: the
 ORM selectors and the hot fetch path's one raw SQL statement (playground/sharing/fetch.py)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 from django.db.models import Q
 
 from accounts.services import api_token_create
-from playground import selectors
+from playground import access, selectors
 from playground.exceptions import NotFound
 from playground.services import grant_set
-from playground.sharing import access, fetch
+from playground.sharing import fetch
 from tests.factories import make_user
 from tests.playground.factories import make_prompt
 
@@ -72,7 +72,7 @@ def test_changing_the_rule_in_one_place_changes_every_read_path(monkeypatch, rul
         "owner, fetch": "owner"
     }
 
-    # One change, in playground/sharing/access.py only: no grant gives access any more (the condition
+    # One change, in playground/access.py only: no grant gives access any more (the condition
     # matches no row), so only owners read.
     monkeypatch.setattr(
         access, "grant_in_force", lambda: Q(revoked_at__isnull=True, pk__isnull=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import Q
 
-from ..models import AccessGrant, Role
+from .models import AccessGrant, Role
 
 
 def grant_in_force() -> Q:

@@ -19,7 +19,7 @@ from textstore.selectors import blob_read, blob_sizes
 
 from ..forms import content_as_form_values, form_values_from_post
 from ..models import PromptVersion
-from .content import Message
+from ..text.content import Message
 
 
 @dataclass(frozen=True)
