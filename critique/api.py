@@ -30,7 +30,13 @@ from .selectors import (
     suggestion_get_for_user,
     suggestion_list,
 )
-from .services import draft_create, draft_sync, suggestion_accept, suggestion_reject
+from .services import (
+    draft_create,
+    draft_sync,
+    starter_version_ensure,
+    suggestion_accept,
+    suggestion_reject,
+)
 
 TEXT_MAX_CHARS = 10_000
 
@@ -125,7 +131,12 @@ class ReviewDraftCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values: dict[str, Any] = dict(data.validated_data)
-        version = draft_version_for_user(user=request.user, version_id=values.get("version"))
+        version_id = values.get("version")
+        version = (
+            starter_version_ensure()
+            if version_id is None
+            else draft_version_for_user(user=request.user, version_id=version_id)
+        )
         draft = draft_create(
             actor=request_actor(request),
             review=review,

@@ -31,11 +31,9 @@ from .models import CritiquePrompt, ReviewDraft, Suggestion
 
 
 def draft_version_for_user(*, user: Viewer, version_id: object) -> PromptVersion:
-    """The version a draft runs: the starter when none is given, else one the user may run."""
-    from .services import starter_version_get
-
-    if version_id in (None, ""):
-        return starter_version_get()
+    """A version the user may draft with: one of the starter's (every account may run it) or
+    one the user may run. The starter's current version, which may have to be created first,
+    is a write: callers that draft with the starter call `services.starter_version_ensure`."""
     starter = CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True)
     version = PromptVersion.objects.filter(
         pk=object_id_parse(version_id), prompt_id__in=starter

@@ -52,7 +52,7 @@ def _system_user() -> User:
     return user
 
 
-def starter_version_get() -> PromptVersion:
+def starter_version_ensure() -> PromptVersion:
     """The starter critique prompt's current version, created on first use.
 
     The starter is a playground prompt owned by the system account; when `starter.py` changes,
@@ -347,7 +347,7 @@ def critique_prompt_copy(
 ) -> tuple[Prompt, PromptVersion]:
     """A copy of the starter in the actor's own prompts, marked as a critique prompt, with the
     practice documents as a test set: edit it in the playground, score it, compare."""
-    starter = starter_version_get()
+    starter = starter_version_ensure()
     with transaction.atomic():
         prompt, version = prompt_create(
             actor=actor,
