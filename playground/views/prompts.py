@@ -44,7 +44,6 @@ from ..services import (
     prompt_update,
 )
 from ..tree_html import TreeHtml, tree_html
-from ..uploads import content_prepare
 from .common import prompt_or_404, texts_context, version_or_404, version_text_urls
 from .sharing import share_context
 
@@ -138,9 +137,7 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
         prompt, _ = prompt_create(
             actor=actor,
             title=title,
-            content=content_prepare(
-                actor=actor, parent=None, content=content_from_form(request.POST)
-            ),
+            content=content_from_form(request.POST),
             question=question,
             message=request.POST.get("commit_message", ""),
         )
