@@ -46,14 +46,15 @@ from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.selectors import run_timings
 from playground.runs.services import (
-    run_cancel,
     run_claim,
     run_create,
     run_create_claimed,
     run_execute,
     run_execute_claimed,
     run_execute_created,
+    run_fail,
     run_variables_resolve,
+    runs_cancel,
 )
 from playground.selectors import version_content
 
@@ -851,11 +852,11 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
             )
             _finished_announce(evaluation.pk, evaluation.prompt_id, Status.CANCELLED)
     if moved:
-        running = Run.objects.filter(
-            eval_cell__evaluation=evaluation, status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
-        ).select_related("version__prompt")
-        for run in running:
-            run_cancel(actor=evaluation.created_by, run=run)
+        # As run_cancel cancels one (their stream readers are told), in one update. The cells'
+        # runs are the author's: evals creates them as the evaluation's author.
+        runs_cancel(
+            actor=evaluation.created_by, runs=Run.objects.filter(eval_cell__evaluation=evaluation)
+        )
         logger.info("evaluation.cancelled", extra={"evaluation_id": evaluation.pk})
     evaluation.refresh_from_db()
     return evaluation
@@ -1246,9 +1247,7 @@ def cell_time_out(*, cell_id: int, feed: NextCells | None = None) -> str:
     limit = settings.EVAL_CELL_SOFT_TIME_LIMIT
     reason = f"The cell took longer than its time limit ({limit} s) and was stopped."
     if cell["run_id"] is not None:
-        Run.objects.filter(
-            pk=cell["run_id"], status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
-        ).update(status=Run.Status.FAILED, finished_at=timezone.now(), error=reason)
+        run_fail(run_id=cell["run_id"], reason=reason)
     _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason, feed=feed)
     logger.warning("evaluation.cell_timed_out", extra={"cell_id": cell_id, "limit_s": limit})
     return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)
