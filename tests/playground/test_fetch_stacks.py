@@ -112,7 +112,7 @@ SCENARIOS = {
 }
 
 
-def _client(world: dict[str, Any], caller: str) -> tuple[Client, dict[str, str]]:
+def _client(world: dict[str, Any], caller: str) -> tuple[Client, dict[str, Any]]:
     client = Client()
     kind, _, name = caller.partition(":")
     if kind == "session":
