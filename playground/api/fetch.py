@@ -16,7 +16,7 @@ This is the one request stack of the API beside DRF's, kept on purpose for its s
 - authentication: the same header parsing and key look-up (`api_key_from_request`,
   `key_row_use`), then an active session's user; the request's user is left as DRF leaves it;
 - throttling: the class's own throttles run by DRF's `check_throttles` after authentication and
-  before the access check (`_throttles_check`), so a DRF throttle (on the class or in
+  before the access check (`common.api.api_throttles_check`), so a DRF throttle (on the class or in
   DEFAULT_THROTTLE_CLASSES) counts and refuses both paths' requests alike;
 - the answer: DRF's `finalize_response` adds the class's headers (Allow, Vary: Accept), and the
   same log records and access-log rows follow.
@@ -53,7 +53,13 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.authentication import ApiKeyUse, HashedTokenAuthentication, api_key_from_request
-from common.api import api_error_response
+from common.api import (
+    api_caller_set,
+    api_error_response,
+    api_response_finalize,
+    api_response_headers,
+    api_throttles_check,
+)
 from common.auth import request_actor
 from common.jsonstream import json_dumps, json_stream
 
@@ -265,22 +271,6 @@ def _plain_json_wanted(request: HttpRequest) -> bool:
     return not accept or accept in ("*/*", "application/json")
 
 
-def _throttles_check(
-    api: type[APIView], request: HttpRequest, user: User, auth: ApiKeyUse | None
-) -> None:
-    """The DRF class's own throttles, through DRF's own `check_throttles` (Throttled: 429 with
-    Retry-After), on the caller as authenticated: a throttle on the class or in
-    DEFAULT_THROTTLE_CLASSES counts and refuses both paths' requests alike. Without any (the
-    default) this costs nothing; with one, a DRF `Request` is built for it, as DRF would."""
-    if not api.throttle_classes:
-        return
-    wrapped = Request(request)
-    wrapped.user, wrapped.auth = user, auth
-    view = api()
-    view.request, view.args, view.kwargs = wrapped, (), {}
-    view.check_throttles(wrapped)
-
-
 def _caller_fetch(
     api: type[APIView],
     request: HttpRequest,
@@ -294,8 +284,8 @@ def _caller_fetch(
     def admit(user: User, auth: ApiKeyUse | None) -> None:
         # The request's user is the caller from here on, as DRF's authentication leaves it
         # (the middleware after the view reads it: no session is loaded for a key's caller).
-        request.user, request.auth = user, auth  # type: ignore[attr-defined]
-        _throttles_check(api, request, user, auth)
+        api_caller_set(request, user=user, auth=auth)
+        api_throttles_check(api, request, user=user, auth=auth)
 
     try:
         key = api_key_from_request(request)
@@ -303,11 +293,11 @@ def _caller_fetch(
             found = by_key(key, admit)
             return found.user, found.version
     except exceptions.AuthenticationFailed:
-        request.user, request.auth = AnonymousUser(), None  # type: ignore[attr-defined]
+        api_caller_set(request, user=AnonymousUser(), auth=None)
         raise
     user = request.user
     if not (user.is_authenticated and user.is_active):
-        request.user, request.auth = AnonymousUser(), None  # type: ignore[attr-defined]
+        api_caller_set(request, user=AnonymousUser(), auth=None)
         raise exceptions.NotAuthenticated()
     assert isinstance(user, User)
     admit(user, None)
@@ -320,9 +310,7 @@ def _plain(
     """A URL's view: plain-JSON GETs answered by `fast`, every other request by `api`, whose
     class drf-spectacular reads for the schema (the `cls` attribute DRF's views carry)."""
     drf_view = api.as_view()
-    probe = api()
-    probe.setup(HttpRequest())  # as dispatch sets a view up (HEAD is answered as GET)
-    drf_headers = probe.default_response_headers  # Allow, and Vary: Accept
+    drf_headers = api_response_headers(api)
 
     def view(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
         if not _plain_json_wanted(request):
@@ -334,10 +322,7 @@ def _plain(
             if error is None:
                 raise
             response = error
-        # The headers DRF's dispatch adds to each answer of the class, by its own code.
-        finishing = api()
-        finishing.headers = dict(drf_headers)
-        return finishing.finalize_response(request, response)  # type: ignore[arg-type]
+        return api_response_finalize(api, drf_headers, response)
 
     functools.update_wrapper(view, drf_view, assigned=("__doc__",), updated=("__dict__",))
     return view
