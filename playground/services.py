@@ -70,7 +70,7 @@ class SaveResult:
 
 
 def _put(text: str | StoredText, base: str | None) -> str:
-    # A StoredText was stored (and checked) by content_prepare, before this transaction.
+    # A StoredText was stored (and checked) by content_prepare before this transaction.
     if isinstance(text, StoredText):
         return text.sha256
     return blob_put(text=text, base=base).sha256
