@@ -6,6 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import (
     PermissionDenied,
     RequestDataTooBig,
@@ -14,7 +15,8 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from rest_framework import exceptions, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
@@ -114,6 +116,53 @@ def api_error_response(exc: Exception, *, auth_header: str) -> HttpResponse | No
         if name.lower() != "content-type":
             response[name] = value
     return response
+
+
+# --- a plain Django view answering for a DRF class (the API's hot path) ----------------------
+#
+# playground/api/fetch.py answers its plain-JSON GETs without DRF's dispatch, for speed. These
+# run DRF's own code for the parts of that dispatch the answer depends on, so the two stacks
+# cannot drift apart there (tests/playground/test_fetch_stacks.py compares them).
+
+
+def api_caller_set(request: HttpRequest, *, user: User | AnonymousUser, auth: object) -> None:
+    """Leave `request` as DRF's authentication leaves it: its user is the caller (the
+    middleware after the view reads it, and loads no session for an API key's caller), or
+    the anonymous user once authentication failed."""
+    request.user = user
+    request.auth = auth  # type: ignore[attr-defined]  # as DRF's Request sets it
+
+
+def api_throttles_check(
+    view_class: type[APIView], request: HttpRequest, *, user: User, auth: object
+) -> None:
+    """The class's throttles, checked by DRF's own `check_throttles` for the authenticated
+    caller (Throttled: 429 with Retry-After). Free when the class has none; with one, a DRF
+    `Request` is built for them, as DRF's dispatch would."""
+    if not view_class.throttle_classes:
+        return
+    wrapped = Request(request)
+    wrapped.user = user
+    wrapped.auth = auth
+    view = view_class()
+    view.setup(wrapped)
+    view.check_throttles(wrapped)
+
+
+def api_response_headers(view_class: type[APIView]) -> dict[str, str]:
+    """The headers DRF's dispatch adds to every answer of the class (Allow, Vary: Accept)."""
+    probe = view_class()
+    probe.setup(HttpRequest())  # as dispatch sets a view up (HEAD is answered as GET)
+    return dict(probe.default_response_headers)
+
+
+def api_response_finalize(
+    view_class: type[APIView], headers: Mapping[str, str], response: HttpResponseBase
+) -> HttpResponseBase:
+    """`response` with `headers` (`api_response_headers`) added by DRF's `finalize_response`."""
+    view = view_class()
+    view.headers = dict(headers)
+    return view.finalize_response(None, response)  # type: ignore[arg-type]  # not a Response
 
 
 class TextFileRenderer(BaseRenderer):

@@ -27,13 +27,14 @@ from reviews.selectors import annotation_list, review_get_for_user
 from .models import ReviewDraft, Suggestion
 from .selectors import (
     draft_get_for_user,
+    draft_version_for_user,
     suggestion_get_for_user,
     suggestion_list,
 )
 from .services import (
     draft_create,
     draft_sync,
-    draft_version_resolve,
+    starter_version_ensure,
     suggestion_accept,
     suggestion_reject,
 )
@@ -131,7 +132,12 @@ class ReviewDraftCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values: dict[str, Any] = dict(data.validated_data)
-        version = draft_version_resolve(user=request.user, version_id=values.get("version"))
+        version_id = values.get("version")
+        version = (
+            starter_version_ensure()
+            if version_id in (None, "")
+            else draft_version_for_user(user=request.user, version_id=version_id)
+        )
         draft = draft_create(
             actor=request_actor(request),
             review=review,

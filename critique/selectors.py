@@ -17,7 +17,7 @@ from common.auth import Viewer
 from common.selectors import object_id_parse
 from evals.selectors import evaluation_list_for_prompt, evaluation_results
 from playground.models import Prompt, PromptVersion
-from playground.selectors import prompt_list_visible
+from playground.selectors import prompt_list_visible, version_get_for_user
 from reviews.models import DesignDoc, DocRevision, Review
 from reviews.practice.selectors import (
     HumanAggregate,
@@ -28,6 +28,19 @@ from reviews.selectors import doc_detail
 
 from .exceptions import NotFound
 from .models import CritiquePrompt, ReviewDraft, Suggestion
+
+
+def draft_version_for_user(*, user: Viewer, version_id: object) -> PromptVersion:
+    """A version the user may draft with: one of the starter's (every account may run it) or
+    one the user may run. The starter's current version, which may have to be created first,
+    is a write: callers that draft with the starter call `services.starter_version_ensure`."""
+    starter = CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True)
+    version = PromptVersion.objects.filter(
+        pk=object_id_parse(version_id), prompt_id__in=starter
+    ).first()
+    if version is not None:
+        return version
+    return version_get_for_user(user=user, version_id=version_id)
 
 
 def draft_get_for_user(*, user: Viewer, draft_id: object) -> ReviewDraft:

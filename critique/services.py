@@ -18,15 +18,13 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from common.auth import Viewer
-from common.selectors import object_id_parse
 from evals.models import Evaluation, TestSetRevision
 from evals.selectors import testset_list_for_prompt
 from evals.services.evaluations import evaluation_create
 from evals.services.testsets import RowInput, testset_create
 from playground.models import Prompt, PromptVersion, Role, Run
 from playground.runs.limits import run_start
-from playground.selectors import label_main, version_content, version_get_for_user
+from playground.selectors import label_main, version_content
 from playground.services import prompt_create, prompt_version_create
 from reviews.exceptions import ReviewLocked
 from reviews.models import Annotation, DesignDoc, Review
@@ -55,7 +53,7 @@ def _system_user() -> User:
     return user
 
 
-def starter_version_get() -> PromptVersion:
+def starter_version_ensure() -> PromptVersion:
     """The starter critique prompt's current version, created on first use.
 
     The starter is a playground prompt owned by the system account; when `starter.py` changes,
@@ -90,20 +88,6 @@ def starter_version_get() -> PromptVersion:
 
 
 # --- drafts -----------------------------------------------------------------------------------
-
-
-def draft_version_resolve(*, user: Viewer, version_id: object) -> PromptVersion:
-    """The version a draft runs: the starter when none is given (created on first use, hence a
-    service), else a version of the starter or one the user may run."""
-    if version_id in (None, ""):
-        return starter_version_get()
-    starter = CritiquePrompt.objects.filter(starter=True).values_list("prompt_id", flat=True)
-    version = PromptVersion.objects.filter(
-        pk=object_id_parse(version_id), prompt_id__in=starter
-    ).first()
-    if version is not None:
-        return version
-    return version_get_for_user(user=user, version_id=version_id)
 
 
 def _reviewer_draft_check(actor: User, review: Review) -> None:
@@ -364,7 +348,7 @@ def critique_prompt_copy(
 ) -> tuple[Prompt, PromptVersion]:
     """A copy of the starter in the actor's own prompts, marked as a critique prompt, with the
     practice documents as a test set: edit it in the playground, score it, compare."""
-    starter = starter_version_get()
+    starter = starter_version_ensure()
     with transaction.atomic():
         prompt, version = prompt_create(
             actor=actor,

@@ -18,8 +18,6 @@ from common.auth import Viewer
 from common.exceptions import Forbidden
 from common.limits import MESSAGE_MAX_CHARS, TITLE_MAX_CHARS
 from questionbank.models import Question
-from textstore import objects
-from textstore.exceptions import ObjectStoreError
 from textstore.services import blob_put
 
 from .exceptions import ContentInvalid, LabelConflict, LabelGated, NotFound
@@ -46,6 +44,7 @@ from .text.content import (
     content_hash,
     content_validate,
 )
+from .text.uploads import content_prepare, text_bases, upload_objects_delete
 
 logger = logging.getLogger(__name__)
 
@@ -70,19 +69,6 @@ class SaveResult:
     main_number: int | None = None
 
 
-def text_bases(parent: PromptVersion | None, messages: int) -> tuple[str | None, list[str | None]]:
-    """The parent's texts each new text is stored against: the same field, or for a message
-    beyond the parent's last one, that last message."""
-    parent_messages = parent.messages if parent else []
-    bases: list[str | None] = []
-    for index in range(messages):
-        base = parent_messages[index]["sha"] if index < len(parent_messages) else None
-        if base is None and parent_messages:
-            base = parent_messages[-1]["sha"]
-        bases.append(base)
-    return (parent.system_sha if parent else None), bases
-
-
 def _put(text: str | StoredText, base: str | None) -> str:
     # A StoredText was stored (and checked) by content_prepare before this transaction.
     if isinstance(text, StoredText):
@@ -101,15 +87,6 @@ def _store_texts(
         for message, base in zip(frozen["messages"], bases, strict=True)
     ]
     return {"system_sha": system, "messages": messages}
-
-
-def upload_objects_delete(*, keys: list[str]) -> None:
-    """Delete uploads' objects; a failure is logged (uploads_expire deletes them later)."""
-    for key in keys:
-        try:
-            objects.object_delete(key=key)
-        except ObjectStoreError:
-            logger.exception("upload.delete_failed", extra={"object_key": key})
 
 
 def _uploads_spend(*, actor: User, prepared: PreparedContent) -> None:
@@ -211,7 +188,6 @@ def _label_cas(
     return bool(moved)
 
 
-@transaction.atomic
 def prompt_create(
     *,
     actor: User,
@@ -220,7 +196,26 @@ def prompt_create(
     question: Question | None = None,
     message: str = "",
 ) -> tuple[Prompt, PromptVersion]:
-    """A new prompt with its root version and a `main` label pointing at it."""
+    """A new prompt with its root version and a `main` label pointing at it.
+
+    `content` is as a client sent it (texts inline, or naming uploads: `content_prepare`
+    checks and stores those before the transaction) or a stored version's `PreparedContent`.
+    """
+    prepared = content_prepare(actor=actor, parent=None, content=content)
+    return _prompt_insert(
+        actor=actor, title=title, content=prepared, question=question, message=message
+    )
+
+
+@transaction.atomic
+def _prompt_insert(
+    *,
+    actor: User,
+    title: str,
+    content: object,
+    question: Question | None,
+    message: str,
+) -> tuple[Prompt, PromptVersion]:
     title = (title or "").strip()
     if not title or len(title) > TITLE_MAX_CHARS:
         raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
@@ -268,7 +263,6 @@ def prompt_update(
     return prompt
 
 
-@transaction.atomic
 def prompt_version_create(
     *,
     actor: User,
@@ -282,8 +276,24 @@ def prompt_version_create(
     Two saves from one parent make two siblings; identical content under the same parent
     returns the existing version, and content identical to the parent's own creates nothing
     (the parent is returned, `unchanged`). `main` follows the save only if it still points at
-    `parent` (compare-and-set): otherwise the save stays a branch.
+    `parent` (compare-and-set): otherwise the save stays a branch. `content` is taken as in
+    `prompt_create`: uploads and parent texts it names are resolved before the transaction.
     """
+    prepared = content_prepare(actor=actor, parent=parent, content=content)
+    return _version_insert(
+        actor=actor, prompt=prompt, parent=parent, content=prepared, message=message
+    )
+
+
+@transaction.atomic
+def _version_insert(
+    *,
+    actor: User,
+    prompt: Prompt,
+    parent: PromptVersion,
+    content: object,
+    message: str,
+) -> SaveResult:
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
     if len(message) > MESSAGE_MAX_CHARS:

@@ -37,6 +37,7 @@ from playground.runs.services import (
     run_execute,
     run_execute_claimed,
     run_execute_created,
+    run_fail,
 )
 from playground.selectors import version_content
 from playground.text.content import VersionContent
@@ -461,9 +462,7 @@ def cell_time_out(*, cell_id: int, feed: NextCells | None = None) -> str:
     limit = settings.EVAL_CELL_SOFT_TIME_LIMIT
     reason = f"The cell took longer than its time limit ({limit} s) and was stopped."
     if cell["run_id"] is not None:
-        Run.objects.filter(
-            pk=cell["run_id"], status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
-        ).update(status=Run.Status.FAILED, finished_at=timezone.now(), error=reason)
+        run_fail(run_id=cell["run_id"], reason=reason)
     _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason, feed=feed)
     logger.warning("evaluation.cell_timed_out", extra={"cell_id": cell_id, "limit_s": limit})
     return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)

@@ -24,7 +24,7 @@ from django.utils import timezone
 from common.exceptions import Forbidden, RateLimited
 from playground.exceptions import ContentInvalid
 from playground.models import Prompt, PromptVersion, Run
-from playground.runs.services import run_cancel, run_variables_resolve
+from playground.runs.services import run_variables_resolve, runs_cancel
 from playground.selectors import version_content
 
 from ..dispatch import cells_dispatch, cells_send_pending
@@ -310,11 +310,11 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
             )
             _finished_announce(evaluation.pk, evaluation.prompt_id, Status.CANCELLED)
     if moved:
-        running = Run.objects.filter(
-            eval_cell__evaluation=evaluation, status__in=(Run.Status.QUEUED, Run.Status.RUNNING)
-        ).select_related("version__prompt")
-        for run in running:
-            run_cancel(actor=evaluation.created_by, run=run)
+        # As run_cancel cancels one (their stream readers are told), in one update. The cells'
+        # runs are the author's: evals creates them as the evaluation's author.
+        runs_cancel(
+            actor=evaluation.created_by, runs=Run.objects.filter(eval_cell__evaluation=evaluation)
+        )
         logger.info("evaluation.cancelled", extra={"evaluation_id": evaluation.pk})
     evaluation.refresh_from_db()
     return evaluation

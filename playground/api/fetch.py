@@ -10,6 +10,22 @@ classes below, which also describe the operations in the schema and answer the s
 are rendered by the API's own exception handler (`common.api`), so both paths answer the same JSON
 bytes.
 
+This is the one request stack of the API beside DRF's, kept on purpose for its speed (issue
+#35), and it answers exactly as the DRF class would, sharing DRF's code where it can:
+
+- authentication: the same header parsing and key look-up (`api_key_from_request`,
+  `key_row_use`), then an active session's user; the request's user is left as DRF leaves it;
+- throttling: the class's own throttles run by DRF's `check_throttles` after authentication and
+  before the access check (`common.api.api_throttles_check`), so a DRF throttle (on the class or in
+  DEFAULT_THROTTLE_CLASSES) counts and refuses both paths' requests alike;
+- the answer: DRF's `finalize_response` adds the class's headers (Allow, Vary: Accept), and the
+  same log records and access-log rows follow.
+
+`tests/playground/test_fetch_stacks.py` is the fence: it sends the same requests through both
+stacks, with and without a throttle, and compares status, headers, body, log records,
+access-log rows and the key's last use; it also fails when the classes' authentication or
+permission classes change, which the fast path restates and would have to follow.
+
 Caching (docs/api.md "Caching"): the ETag names the representation (`VersionFetch.etag`), and
 is compared only after the access check, so a revoked reader gets 404, never 304.
 `Cache-Control: private, no-cache` lets a client keep a body but makes it ask every time (what
@@ -21,7 +37,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import reverse
@@ -36,14 +52,21 @@ from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from accounts.authentication import HashedTokenAuthentication, api_key_from_request
-from common.api import api_error_response
+from accounts.authentication import ApiKeyUse, HashedTokenAuthentication, api_key_from_request
+from common.api import (
+    api_caller_set,
+    api_error_response,
+    api_response_finalize,
+    api_response_headers,
+    api_throttles_check,
+)
 from common.auth import request_actor
 from common.jsonstream import json_dumps, json_stream
 
 from ..exceptions import ContentInvalid
 from ..services import access_log_grant_use
 from ..sharing.fetch import (
+    Admit,
     KeyedFetch,
     VersionFetch,
     label_version_fetch_for_key,
@@ -249,20 +272,35 @@ def _plain_json_wanted(request: HttpRequest) -> bool:
 
 
 def _caller_fetch(
+    api: type[APIView],
     request: HttpRequest,
-    by_key: Callable[[str], KeyedFetch],
+    by_key: Callable[[str, Admit], KeyedFetch],
     by_user: Callable[[User], VersionFetch],
 ) -> tuple[User, VersionFetch]:
     """Authenticate as the API does — an `Authorization: Token` header first, else the
-    session — and fetch; with a key, in one query with the key's look-up."""
-    key = api_key_from_request(request)
-    if key is not None:
-        found = by_key(key)
-        return found.user, found.version
+    session — then throttle as it does, and fetch; with a key, in one query with the key's
+    look-up (throttled between the key's check and the version's, as DRF's order is)."""
+
+    def admit(user: User, auth: ApiKeyUse | None) -> None:
+        # The request's user is the caller from here on, as DRF's authentication leaves it
+        # (the middleware after the view reads it: no session is loaded for a key's caller).
+        api_caller_set(request, user=user, auth=auth)
+        api_throttles_check(api, request, user=user, auth=auth)
+
+    try:
+        key = api_key_from_request(request)
+        if key is not None:
+            found = by_key(key, admit)
+            return found.user, found.version
+    except exceptions.AuthenticationFailed:
+        api_caller_set(request, user=AnonymousUser(), auth=None)
+        raise
     user = request.user
     if not (user.is_authenticated and user.is_active):
+        api_caller_set(request, user=AnonymousUser(), auth=None)
         raise exceptions.NotAuthenticated()
     assert isinstance(user, User)
+    admit(user, None)
     return user, by_user(user)
 
 
@@ -272,17 +310,19 @@ def _plain(
     """A URL's view: plain-JSON GETs answered by `fast`, every other request by `api`, whose
     class drf-spectacular reads for the schema (the `cls` attribute DRF's views carry)."""
     drf_view = api.as_view()
+    drf_headers = api_response_headers(api)
 
     def view(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
         if not _plain_json_wanted(request):
             return drf_view(request, **kwargs)
         try:
-            return fast(request, **kwargs)
+            response = fast(request, **kwargs)
         except Exception as exc:
-            response = api_error_response(exc, auth_header=HashedTokenAuthentication.keyword)
-            if response is None:
+            error = api_error_response(exc, auth_header=HashedTokenAuthentication.keyword)
+            if error is None:
                 raise
-            return response
+            response = error
+        return api_response_finalize(api, drf_headers, response)
 
     functools.update_wrapper(view, drf_view, assigned=("__doc__",), updated=("__dict__",))
     return view
@@ -290,8 +330,9 @@ def _plain(
 
 def _version_detail(request: HttpRequest, version_id: int) -> HttpResponseBase:
     user, version = _caller_fetch(
+        VersionDetailApi,
         request,
-        lambda key: version_fetch_for_key(key=key, version_id=version_id),
+        lambda key, admit: version_fetch_for_key(key=key, version_id=version_id, admit=admit),
         lambda user: version_fetch_for_user(user=user, version_id=version_id),
     )
     return _answer(request, version, user)
@@ -299,8 +340,11 @@ def _version_detail(request: HttpRequest, version_id: int) -> HttpResponseBase:
 
 def _label_version(request: HttpRequest, prompt_id: int, name: str) -> HttpResponseBase:
     user, version = _caller_fetch(
+        LabelVersionApi,
         request,
-        lambda key: label_version_fetch_for_key(key=key, prompt_id=prompt_id, name=name),
+        lambda key, admit: label_version_fetch_for_key(
+            key=key, prompt_id=prompt_id, name=name, admit=admit
+        ),
         lambda user: label_version_fetch_for_user(user=user, prompt_id=prompt_id, name=name),
     )
     return _answer(request, version, user)

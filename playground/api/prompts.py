@@ -49,7 +49,6 @@ from ..services import (
 )
 from ..text.diffing import text_diff_as_json
 from ..text.ranges import version_content_diff
-from ..text.uploads import content_prepare
 
 # The largest id a row can have (BigAutoField): the bound of an id given as a parameter.
 ID_MAX = 2**63 - 1
@@ -156,9 +155,7 @@ class PromptListCreateApi(ListAPIView[Prompt]):
         prompt, root = prompt_create(
             actor=actor,
             title=data.validated_data["title"],
-            content=content_prepare(
-                actor=actor, parent=None, content=data.validated_data["content"]
-            ),
+            content=data.validated_data["content"],
             question=_question(data.validated_data.get("question")),
             message=data.validated_data.get("message", ""),
         )
@@ -257,15 +254,11 @@ class PromptVersionListCreateApi(ListAPIView[PromptVersion]):
         data.is_valid(raise_exception=True)
         actor = request_actor(request)
         parent = _parent_in(prompt, data.validated_data["parent"])
-        # Uploaded texts are checked and stored before the save's transaction.
-        content = content_prepare(
-            actor=actor, parent=parent, content=data.validated_data["content"]
-        )
         result = prompt_version_create(
             actor=actor,
             prompt=prompt,
             parent=parent,
-            content=content,
+            content=data.validated_data["content"],
             message=data.validated_data.get("message", ""),
         )
         return _saved(result)

@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, TextField, Value
+from django.db.models import F, Q, QuerySet, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -490,18 +490,59 @@ def _is_stale(heartbeat: datetime | None) -> bool:
 # --- cancel, reap ---------------------------------------------------------------------------
 
 
+_CANCEL_FORBIDDEN = "Only the person who started this run, or the owner, can cancel it."
+
+
+def _cancel(run_ids: list[int]) -> int:
+    """queued or running → cancelled, then (once that commits) each run's stream readers are
+    told on its channel. A run among them that finished meanwhile is told too: a status notice
+    makes a reader read the row, which says how it ended. Returns how many were cancelled."""
+    cancelled = Run.objects.filter(pk__in=run_ids, status__in=(Status.QUEUED, Status.RUNNING))
+    moved = cancelled.update(
+        status=Status.CANCELLED, finished_at=timezone.now(), error="Cancelled by the user."
+    )
+    if moved:
+        for run_id in run_ids:
+            run_notify_status(run_id=run_id, status=Status.CANCELLED)
+    return moved
+
+
 def run_cancel(*, actor: User, run: Run) -> Run:
     """Cancel a queued or running run (its author or the prompt's owner). The worker sees it
     at its next write and closes the provider stream. Cancelling a finished run is a no-op."""
     if actor.pk not in (run.created_by_id, run.version.prompt.owner_id):
-        raise Forbidden("Only the person who started this run, or the owner, can cancel it.")
-    now = timezone.now()
-    if Run.objects.filter(pk=run.pk, status__in=(Status.QUEUED, Status.RUNNING)).update(
-        status=Status.CANCELLED, finished_at=now, error="Cancelled by the user."
-    ):
-        run_notify_status(run_id=run.pk, status=Status.CANCELLED)
+        raise Forbidden(_CANCEL_FORBIDDEN)
+    _cancel([run.pk])
     run.refresh_from_db()
     return run
+
+
+def runs_cancel(*, actor: User, runs: QuerySet[Run]) -> int:
+    """`run_cancel` for every queued or running run of `runs` at once (an evaluation's cells),
+    in one transaction: the same update, and the same notice to each run's stream readers.
+    Every one must be the actor's or of a prompt the actor owns, else Forbidden and none is
+    cancelled. Returns how many were cancelled."""
+    with transaction.atomic():
+        run_ids = list(
+            runs.filter(status__in=(Status.QUEUED, Status.RUNNING)).values_list("pk", flat=True)
+        )
+        if not run_ids:
+            return 0
+        others = Run.objects.filter(pk__in=run_ids).exclude(
+            Q(created_by=actor) | Q(version__prompt__owner=actor)
+        )
+        if others.exists():
+            raise Forbidden(_CANCEL_FORBIDDEN)
+        moved = _cancel(run_ids)
+    logger.info("runs.cancelled", extra={"count": moved, "actor_id": actor.pk})
+    return moved
+
+
+def run_fail(*, run_id: int, reason: str) -> bool:
+    """Fail a queued or running run for `reason`, as its worker fails one (its stream readers
+    are told): for a caller that stopped waiting for it (an evaluation cell past its time
+    limit). False when the run had finished already."""
+    return _fail(run_id, reason, from_statuses=(Status.QUEUED, Status.RUNNING))
 
 
 def runs_reap_stale() -> int:

@@ -443,7 +443,12 @@ def _key_fields() -> tuple[Field[Any, Any] | None, ...]:
     return (*key_lookup().fields, *_fields())
 
 
-def _fetch_with_key(key: str, kind: str, params: list[Any]) -> KeyedFetch:
+# Called with the key's user and key once the key is good, before the version's access decides:
+# the API's throttles (playground/api/fetch.py), which DRF checks before its view's 404.
+Admit = Callable[[User, ApiKeyUse], None]
+
+
+def _fetch_with_key(key: str, kind: str, params: list[Any], admit: Admit | None) -> KeyedFetch:
     lookup = key_lookup()
     given = key_lookup_params(key=key)
     row = row_fetch(
@@ -453,16 +458,21 @@ def _fetch_with_key(key: str, kind: str, params: list[Any]) -> KeyedFetch:
     )
     user, use = key_row_use(row)  # 401 for an unknown or expired key, before any 404
     assert row is not None
+    if admit is not None:
+        admit(user, use)
     version = _version(user.pk, row[len(lookup.fields) :])
     return KeyedFetch(user=user, key=use, version=version)
 
 
-def version_fetch_for_key(*, key: str, version_id: Any) -> KeyedFetch:
+def version_fetch_for_key(*, key: str, version_id: Any, admit: Admit | None = None) -> KeyedFetch:
     """`version_fetch_for_user` for the owner of API key `key`, from one query with the key's
-    look-up (AuthenticationFailed for a bad key, then NotFound as there)."""
-    return _fetch_with_key(key, "id", [version_id])
+    look-up (AuthenticationFailed for a bad key, then `admit`'s error, then NotFound as
+    there)."""
+    return _fetch_with_key(key, "id", [version_id], admit)
 
 
-def label_version_fetch_for_key(*, key: str, prompt_id: Any, name: str) -> KeyedFetch:
+def label_version_fetch_for_key(
+    *, key: str, prompt_id: Any, name: str, admit: Admit | None = None
+) -> KeyedFetch:
     """`label_version_fetch_for_user` for the owner of API key `key`, in one query."""
-    return _fetch_with_key(key, "label", [prompt_id, name])
+    return _fetch_with_key(key, "label", [prompt_id, name], admit)

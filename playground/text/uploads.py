@@ -9,9 +9,10 @@
    each upload (its owner's, unused, not expired), streams the object through
    `textstore.ingest.blob_put_object` (size, SHA-256, UTF-8 and NUL checked by the server
    itself, stored as a delta against the parent's text when close to it), and computes the
-   content hash by streaming the stored texts. The result, a `PreparedContent` naming the
-   uploads it used, goes to `prompt_create` / `prompt_version_create`, which mark those
-   uploads used in the version's own transaction and delete their objects once it commits.
+   content hash by streaming the stored texts. `prompt_create` and `prompt_version_create`
+   call it themselves on the content they are given, so every save takes the same path
+   (issue #35); its result, a `PreparedContent` naming the uploads it used, goes into their
+   transaction, which marks those uploads used and deletes their objects once it commits.
 
 Any failure is a `ContentInvalid` naming the field, and no version is created. An upload is
 used by the save that commits with it: a save that fails (or a worker killed) before its commit
@@ -40,13 +41,12 @@ from django.utils import timezone
 from common.exceptions import RateLimited
 from common.ratelimit import Limit, ratelimit_exceeded, ratelimit_hit
 from textstore import objects
-from textstore.exceptions import ObjectNotFound
+from textstore.exceptions import ObjectNotFound, ObjectStoreError
 from textstore.ingest import IngestRejected, blob_put_object
 from textstore.selectors import blob_read_range, blob_stat
 
 from ..exceptions import ContentInvalid, NotFound
 from ..models import PromptVersion, Upload
-from ..services import text_bases, upload_objects_delete
 from .content import (
     PreparedContent,
     PreparedVersionContent,
@@ -65,6 +65,28 @@ _READ_PIECE_CHARS = 1 << 20
 _REF_HELP = (
     'must be a string, {"upload": "<id>"}, {"same_as": "parent"} or {"parent_text": "<sha256>"}.'
 )
+
+
+def text_bases(parent: PromptVersion | None, messages: int) -> tuple[str | None, list[str | None]]:
+    """The parent's texts each new text is stored against: the same field, or for a message
+    beyond the parent's last one, that last message."""
+    parent_messages = parent.messages if parent else []
+    bases: list[str | None] = []
+    for index in range(messages):
+        base = parent_messages[index]["sha"] if index < len(parent_messages) else None
+        if base is None and parent_messages:
+            base = parent_messages[-1]["sha"]
+        bases.append(base)
+    return (parent.system_sha if parent else None), bases
+
+
+def upload_objects_delete(*, keys: list[str]) -> None:
+    """Delete uploads' objects; a failure is logged (uploads_expire deletes them later)."""
+    for key in keys:
+        try:
+            objects.object_delete(key=key)
+        except ObjectStoreError:
+            logger.exception("upload.delete_failed", extra={"object_key": key})
 
 
 class Readable(Protocol):

@@ -38,7 +38,6 @@ from ..services import (
     prompt_update,
 )
 from ..text.content import DEFAULT_MODELS, PROVIDERS, content_validate
-from ..text.uploads import content_prepare
 from ..version_tree.markup import TreeHtml, tree_html
 from .common import prompt_or_404, texts_context, version_or_404, version_text_urls
 from .editor import editor_settings, editor_values_for_version, editor_values_from_post
@@ -134,9 +133,7 @@ def prompt_new_view(request: HttpRequest) -> HttpResponse:
         prompt, _ = prompt_create(
             actor=actor,
             title=title,
-            content=content_prepare(
-                actor=actor, parent=None, content=content_from_form(request.POST)
-            ),
+            content=content_from_form(request.POST),
             question=question,
             message=request.POST.get("commit_message", ""),
         )

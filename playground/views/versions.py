@@ -28,7 +28,6 @@ from ..services import (
 )
 from ..text.diffing import FOLD_STEP, diff_expand, page_row_budget
 from ..text.ranges import version_content_diff
-from ..text.uploads import content_prepare
 from .common import prompt_or_404, version_or_404
 from .editor import editor_values_from_post
 from .prompts import prompt_page
@@ -44,15 +43,11 @@ def prompt_save_view(request: HttpRequest, prompt_id: int) -> HttpResponse:
     parent = version_or_404(prompt, request.POST.get("parent"))
     try:
         actor = request_actor(request)
-        # Uploaded texts (the editor's large-text mode) are checked and stored first.
-        content = content_prepare(
-            actor=actor, parent=parent, content=content_from_form(request.POST)
-        )
         result = prompt_version_create(
             actor=actor,
             prompt=prompt,
             parent=parent,
-            content=content,
+            content=content_from_form(request.POST),
             message=request.POST.get("commit_message", ""),
         )
     except PlaygroundError as error:

@@ -28,3 +28,17 @@ def test_playground_reviews_and_evals_do_not_import_critique():
     for template in ("reviews",):
         for path in (ROOT / "templates" / template).rglob("*.html"):
             assert "critique" not in path.read_text(encoding="utf-8"), path
+
+
+def test_critique_selectors_never_reach_a_service():
+    """A selector reads; the starter's version, created on first use, is the service
+    `starter_version_ensure` that callers call first (issue #35)."""
+    tree = ast.parse((ROOT / "critique" / "selectors.py").read_text(encoding="utf-8"))
+    services = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").split(".")[-1] == "services"
+        and (node.level > 0 or (node.module or "").startswith("critique"))
+    ]
+    assert services == []

@@ -28,7 +28,7 @@ def inline_evals(settings, fixture_runs):
 
 
 def _evaluate(django_capture_on_commit_callbacks):
-    version = services.starter_version_get()
+    version = services.starter_version_ensure()
     owner = version.prompt.owner
     revision = services.practice_testset_ensure(
         actor=owner, prompt=version.prompt, role=Role.OWNER, docs=practice_columns(user=owner)
@@ -88,7 +88,7 @@ def test_the_grader_scores_like_the_scorecard_of_the_accepted_suggestions(
         draft = services.draft_create(
             actor=review.reviewer,
             review=review,
-            version=services.starter_version_get(),
+            version=services.starter_version_ensure(),
             provider="fixture",
         )
     services.draft_sync(draft=draft)

@@ -34,7 +34,7 @@ def test_the_draft_panel_is_the_reviewers_on_a_draft(
         draft = services.draft_create(
             actor=review.reviewer,
             review=review,
-            version=services.starter_version_get(),
+            version=services.starter_version_ensure(),
             provider="fixture",
         )
     fragment = _client(review.reviewer).get(f"/critique/drafts/{draft.pk}/suggestions/?after=5")

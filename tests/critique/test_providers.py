@@ -36,7 +36,7 @@ def _draft(review, provider, captured):
         draft = services.draft_create(
             actor=review.reviewer,
             review=review,
-            version=services.starter_version_get(),
+            version=services.starter_version_ensure(),
             provider=provider,
         )
     return services.draft_sync(draft=draft)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _draft(review, **kwargs):
-    version = services.starter_version_get()
+    version = services.starter_version_ensure()
     draft = services.draft_create(
         actor=review.reviewer, review=review, version=version, provider="fixture", **kwargs
     )
@@ -27,8 +27,8 @@ def _draft(review, **kwargs):
 
 
 def test_the_starter_is_made_once_and_kept(practice):
-    first = services.starter_version_get()
-    again = services.starter_version_get()
+    first = services.starter_version_ensure()
+    again = services.starter_version_ensure()
     assert first.pk == again.pk
     assert CritiquePrompt.objects.filter(starter=True).count() == 1
     assert first.response_format["name"] == "critique"
@@ -147,7 +147,10 @@ def test_only_the_reviewer_and_only_a_draft(
         suggestion_get_for_user(user=other, suggestion_id=suggestion.pk)
     with pytest.raises(services.NotFound):
         services.draft_create(
-            actor=other, review=review, version=services.starter_version_get(), provider="fixture"
+            actor=other,
+            review=review,
+            version=services.starter_version_ensure(),
+            provider="fixture",
         )
     review_submit(actor=review.reviewer, review=review)
     review.refresh_from_db()
@@ -157,7 +160,7 @@ def test_only_the_reviewer_and_only_a_draft(
         services.draft_create(
             actor=review.reviewer,
             review=review,
-            version=services.starter_version_get(),
+            version=services.starter_version_ensure(),
             provider="fixture",
         )
 

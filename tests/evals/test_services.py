@@ -11,8 +11,9 @@ from django.utils import timezone
 from evals.models import EvalCell, Evaluation
 from evals.selectors import evaluation_summary, version_pass_rates
 from evals.services import testsets
-from evals.services.cells import DEFERRED, _cell_run, cell_execute, cell_grade
+from evals.services.cells import DEFERRED, _cell_run, cell_execute, cell_grade, cell_time_out
 from evals.services.evaluations import (
+    evaluation_cancel,
     evaluation_create,
     evaluations_reap,
     evaluations_redispatch_stalled,
@@ -335,3 +336,93 @@ def test_an_author_who_lost_the_prompt_runs_no_more_cells(owner, inline_runs):
     assert cell_execute(cell_id=cell.pk) == "error"
     cell.refresh_from_db()
     assert (cell.error, cell.run_id) == ("test set no longer visible", None)
+
+
+def _running_cell_run(owner):
+    """An evaluation whose one cell a worker has claimed, with its run running."""
+    from evals.services.cells import _cell_run
+    from playground.runs.services import run_claim
+
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    evaluation = _evaluation(owner, prompt, [version], [{"type": "json-valid"}])
+    cell = EvalCell.objects.get(evaluation=evaluation)
+    EvalCell.objects.filter(pk=cell.pk).update(status="running")
+    run_id = _cell_run(
+        EvalCell.objects.select_related("evaluation", "target", "row").get(pk=cell.pk)
+    )
+    assert run_claim(run_id=run_id)
+    return evaluation, cell, run_id
+
+
+@pytest.fixture
+def published(settings, monkeypatch):
+    """What the run notification channel publishes (playground/runs/notify.py), recorded in
+    process: the embedded default has no Redis; the services pass hears it below."""
+    from playground.runs import notify
+
+    settings.REDIS_URL = settings.REDIS_URL or "redis://127.0.0.1:1/0"  # the channel is on
+    sent = []
+    monkeypatch.setattr(
+        notify, "_publish", lambda channel, message: sent.append((channel, message))
+    )
+    return sent
+
+
+def test_cancelling_an_evaluation_tells_its_runs_stream_readers(
+    owner, published, django_capture_on_commit_callbacks
+):
+    """Cells' runs are cancelled as run_cancel cancels one: each run's stream readers hear the
+    new status once the cancel commits, not only at their next poll (issue #35)."""
+    from playground.runs.notify import run_channel
+
+    evaluation, _, run_id = _running_cell_run(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        cancelled = evaluation_cancel(actor=owner, evaluation=evaluation)
+    assert cancelled.status == "cancelled"
+    assert Run.objects.get(pk=run_id).status == "cancelled"
+    assert published == [(run_channel(run_id), {"s": "cancelled"})]
+
+
+def test_a_cell_past_its_time_limit_tells_its_runs_stream_readers(
+    owner, published, django_capture_on_commit_callbacks
+):
+    from playground.runs.notify import run_channel
+
+    _, cell, run_id = _running_cell_run(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert cell_time_out(cell_id=cell.pk) == "error"
+    assert Run.objects.get(pk=run_id).status == "failed"
+    assert published == [(run_channel(run_id), {"s": "failed"})]
+
+
+def test_a_stream_reader_of_a_cancelled_evaluations_run_hears_it_through_redis(
+    owner, settings, django_capture_on_commit_callbacks
+):
+    """The same, end to end on the services pass: a reader joined to the run's channel (as a
+    stream under the ASGI server joins it) gets the status notice from Redis."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (the services pass)")
+    import asyncio
+    import threading
+
+    from playground.runs import notify
+
+    evaluation, _, run_id = _running_cell_run(owner)
+    channel = notify.run_channel(run_id)
+    joined = threading.Event()
+    heard: list[object] = []
+
+    async def reader() -> None:
+        inbox = await notify.run_join(channel=channel)
+        assert inbox is not None
+        joined.set()
+        heard.append(await inbox.next(timeout=10))
+        await notify.run_leave(inbox)
+
+    thread = threading.Thread(target=lambda: asyncio.run(reader()))
+    thread.start()
+    assert joined.wait(10)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_cancel(actor=owner, evaluation=evaluation)
+    thread.join(15)
+    assert heard == [notify.Notice(status="cancelled")]

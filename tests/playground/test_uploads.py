@@ -583,3 +583,20 @@ def test_the_csp_lets_the_editor_put_to_s3_only(bucket, endpoint, explicit, orig
     uploads go to Redline itself)."""
     expected = explicit.split() if origins is None else origins
     assert upload_connect_origins(bucket=bucket, endpoint=endpoint, explicit=explicit) == expected
+
+
+def test_only_the_save_services_resolve_upload_references():
+    """One write path per save (issue #35): `prompt_create` and `prompt_version_create` call
+    `content_prepare` themselves, so no view or API class prepares content by hand."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    callers = set()
+    for app in ("playground", "changes", "critique", "evals", "reviews", "webhooks"):
+        for path in (root / app).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id == "content_prepare":
+                    callers.add(str(path.relative_to(root)))
+    assert callers == {"playground/services.py"}

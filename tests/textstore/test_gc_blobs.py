@@ -21,6 +21,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from playground.exceptions import ContentInvalid
 from playground.models import PromptVersion, Upload
 from playground.services import prompt_create, prompt_version_create
 from reviews.models import DocRevision
@@ -70,18 +71,10 @@ def test_gc_removes_the_text_of_a_save_that_failed_after_naming_an_upload(small_
     text = big_text(200, tag="failed save")
     upload_id = _upload(api, text)
     before = set(Blob.objects.values_list("sha256", flat=True))
-    # the uploaded text is stored before the question is checked: then the save fails
-    response = api.post(
-        "/api/v1/prompts/",
-        {
-            "title": "T",
-            "content": content(system={"upload": upload_id}),
-            "question": "no-such-question",
-        },
-        format="json",
-    )
-    assert response.status_code == 400
-    assert response.json()["field"] == "question"
+    # the save stores the uploaded text before its transaction, which then refuses the title
+    with pytest.raises(ContentInvalid) as refused:
+        prompt_create(actor=owner, title=" ", content=content(system={"upload": upload_id}))
+    assert refused.value.field == "title"
     left = set(Blob.objects.values_list("sha256", flat=True)) - before
     assert len(left) == 1
     (sha,) = left
@@ -189,7 +182,7 @@ import django
 django.setup()
 from django.test import Client
 from django.test.utils import setup_test_environment
-import playground.api.prompts as prompts
+import playground.services as services
 
 setup_test_environment()
 
@@ -197,7 +190,7 @@ def hang(**kwargs):
     print("STORED", flush=True)  # the uploaded text is stored; the version not yet
     time.sleep(600)
 
-prompts.prompt_create = hang
+services._prompt_insert = hang  # the save's transaction, after content_prepare stored the text
 client = Client(HTTP_AUTHORIZATION="Token " + sys.argv[1])
 client.post("/api/v1/prompts/", sys.argv[2], content_type="application/json")
 """

@@ -22,7 +22,7 @@ from critique.selectors import leaderboard_for_user, practice_columns
 from critique.services import (
     practice_evaluation_create,
     practice_testset_ensure,
-    starter_version_get,
+    starter_version_ensure,
 )
 from evals.models import Evaluation
 from evals.selectors import evaluation_results, evaluation_wait
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         for item in options["model"] or ["fixture/fixture-1"]:
             provider, _, model = item.partition("/")
             models.append({"provider": provider, "model": model})
-        version = starter_version_get()
+        version = starter_version_ensure()
         owner = version.prompt.owner
         settings.EVAL_EAGER_MODE = "inline"  # without a broker, run the cells right here
         started = time.monotonic()
