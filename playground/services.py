@@ -202,35 +202,22 @@ def prompt_create(
     checks and stores those before the transaction) or a stored version's `PreparedContent`.
     """
     prepared = content_prepare(actor=actor, parent=None, content=content)
-    return _prompt_insert(
-        actor=actor, title=title, content=prepared, question=question, message=message
-    )
-
-
-@transaction.atomic
-def _prompt_insert(
-    *,
-    actor: User,
-    title: str,
-    content: object,
-    question: Question | None,
-    message: str,
-) -> tuple[Prompt, PromptVersion]:
     title = (title or "").strip()
     if not title or len(title) > TITLE_MAX_CHARS:
         raise ContentInvalid(f"title: must be 1-{TITLE_MAX_CHARS} characters.", field="title")
-    canonical, digest = _canonical(content, actor=actor)
-    prompt = Prompt.objects.create(owner=actor, title=title, question=question)
-    version, _ = _insert_version(
-        prompt=prompt,
-        parent=None,
-        author=actor,
-        frozen=canonical,
-        digest=digest,
-        message=message or "First version",
-    )
-    label = Label.objects.create(prompt=prompt, name=MAIN_LABEL, version=version)
-    LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
+    with transaction.atomic():
+        canonical, digest = _canonical(prepared, actor=actor)
+        prompt = Prompt.objects.create(owner=actor, title=title, question=question)
+        version, _ = _insert_version(
+            prompt=prompt,
+            parent=None,
+            author=actor,
+            frozen=canonical,
+            digest=digest,
+            message=message or "First version",
+        )
+        label = Label.objects.create(prompt=prompt, name=MAIN_LABEL, version=version)
+        LabelMove.objects.create(label=label, from_version=None, to_version=version, actor=actor)
     logger.info("prompt.created", extra={"prompt_id": prompt.pk, "actor_id": actor.pk})
     return prompt, version
 
@@ -280,61 +267,50 @@ def prompt_version_create(
     `prompt_create`: uploads and parent texts it names are resolved before the transaction.
     """
     prepared = content_prepare(actor=actor, parent=parent, content=content)
-    return _version_insert(
-        actor=actor, prompt=prompt, parent=parent, content=prepared, message=message
-    )
-
-
-@transaction.atomic
-def _version_insert(
-    *,
-    actor: User,
-    prompt: Prompt,
-    parent: PromptVersion,
-    content: object,
-    message: str,
-) -> SaveResult:
     if parent.prompt_id != prompt.pk:
         raise ContentInvalid("parent: belongs to another prompt.", field="parent")
     if len(message) > MESSAGE_MAX_CHARS:
         raise ContentInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
-    canonical, digest = _canonical(content, actor=actor)
-    main = Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
-    if digest == parent.content_hash:
+    with transaction.atomic():
+        canonical, digest = _canonical(prepared, actor=actor)
+        main = (
+            Label.objects.filter(prompt=prompt, name=MAIN_LABEL).select_related("version").first()
+        )
+        if digest == parent.content_hash:
+            return SaveResult(
+                version=parent,
+                created=False,
+                main_moved=False,
+                unchanged=True,
+                main_number=main.version.number if main else None,
+            )
+        version, created = _insert_version(
+            prompt=prompt,
+            parent=parent,
+            author=actor,
+            frozen=canonical,
+            digest=digest,
+            message=message,
+        )
+        main_moved = False
+        # A gated `main` moves only by a merged change request (docs/design.md), never by a save.
+        if created and main is not None and not main.gated:
+            main_moved = _label_cas(actor=actor, label=main, expected_id=parent.pk, version=version)
+        if created:
+            logger.info(
+                "prompt_version.created",
+                extra={"prompt_id": prompt.pk, "version_id": version.pk, "main_moved": main_moved},
+            )
+        main_number = None
+        if main is not None:
+            main_number = (
+                version.number
+                if main_moved
+                else Label.objects.filter(pk=main.pk).values_list("version__number", flat=True)[0]
+            )
         return SaveResult(
-            version=parent,
-            created=False,
-            main_moved=False,
-            unchanged=True,
-            main_number=main.version.number if main else None,
+            version=version, created=created, main_moved=main_moved, main_number=main_number
         )
-    version, created = _insert_version(
-        prompt=prompt,
-        parent=parent,
-        author=actor,
-        frozen=canonical,
-        digest=digest,
-        message=message,
-    )
-    main_moved = False
-    # A gated `main` moves only by a merged change request (docs/design.md), never by a save.
-    if created and main is not None and not main.gated:
-        main_moved = _label_cas(actor=actor, label=main, expected_id=parent.pk, version=version)
-    if created:
-        logger.info(
-            "prompt_version.created",
-            extra={"prompt_id": prompt.pk, "version_id": version.pk, "main_moved": main_moved},
-        )
-    main_number = None
-    if main is not None:
-        main_number = (
-            version.number
-            if main_moved
-            else Label.objects.filter(pk=main.pk).values_list("version__number", flat=True)[0]
-        )
-    return SaveResult(
-        version=version, created=created, main_moved=main_moved, main_number=main_number
-    )
 
 
 def _stored_content(version: PromptVersion) -> PreparedContent:

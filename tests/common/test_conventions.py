@@ -15,18 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-APPS = (
-    "accounts",
-    "changes",
-    "critique",
-    "evals",
-    "playground",
-    "questionbank",
-    "reviews",
-    "textstore",
-    "webhooks",
-)
+from tests.common.tree import APPS, ROOT
+
 READ_MODULES = ("selectors.py", "views.py", "pages.py", "api.py", "sharing/links.py")
 MAX_VIEW_LINES = 40
 

@@ -15,20 +15,11 @@ from pathlib import Path
 import pytest
 
 from common.registry import Registry, RegistryDuplicate, registries
+from tests.common.tree import APPS as _APPS
+from tests.common.tree import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-APPS = (
-    "accounts",
-    "changes",
-    "common",
-    "critique",
-    "evals",
-    "playground",
-    "questionbank",
-    "reviews",
-    "textstore",
-    "webhooks",
-)
+# The apps and the kernel: `common` holds registries too.
+APPS = ("common", *_APPS)
 
 
 def first() -> str:

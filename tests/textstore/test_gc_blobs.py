@@ -186,11 +186,11 @@ import playground.services as services
 
 setup_test_environment()
 
-def hang(**kwargs):
+def hang(*args, **kwargs):
     print("STORED", flush=True)  # the uploaded text is stored; the version not yet
     time.sleep(600)
 
-services._prompt_insert = hang  # the save's transaction, after content_prepare stored the text
+services._canonical = hang  # in the save's transaction, after content_prepare stored the text
 client = Client(HTTP_AUTHORIZATION="Token " + sys.argv[1])
 client.post("/api/v1/prompts/", sys.argv[2], content_type="application/json")
 """
