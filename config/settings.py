@@ -522,6 +522,9 @@ EVAL_SCHEMA_EXPANDED_MAX = env_int("EVAL_SCHEMA_EXPANDED_MAX", 20_000)
 EVAL_CELL_SOFT_TIME_LIMIT = env_int("EVAL_CELL_SOFT_TIME_LIMIT", 300)
 EVAL_CELL_TIME_LIMIT_GRACE = env_int("EVAL_CELL_TIME_LIMIT_GRACE", 30)
 EVAL_CELL_GRADE_ATTEMPTS_MAX = env_int("EVAL_CELL_GRADE_ATTEMPTS_MAX", 3)
+# A worker process keeps what never changes of the evaluations whose cells it runs (their
+# graders, columns and versions: evals.selectors.evaluation_facts) within this many bytes.
+EVAL_CELL_CACHE_BYTES = env_int("EVAL_CELL_CACHE_BYTES", 8 * 1024 * 1024)
 # Issue #31: at most this many of one account's evaluation cells handed to the workers' queue
 # at once (the next is sent as each ends), so another account's run waits about one run's time;
 # and at most EVAL_USER_CELLS_PER_DAY cells started per account in any 24 hours (429 past it).

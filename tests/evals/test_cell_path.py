@@ -20,12 +20,13 @@ from tests.playground.factories import make_prompt
 # Cells stay queued: the evaluation's hand-off waits for a commit these tests never make.
 pytestmark = pytest.mark.django_db
 
-# Read the cell (with its evaluation, prompt, column, version and row); read the row's
-# declared values with its expected text, graders and threshold; insert its run already
-# claimed; claim the cell; read the run's status before the call; the run's first text; the
+# Read the cell with its evaluation's status, the prompt's owner, its row's expected text,
+# graders and threshold and the row's declared values (one statement; what never changes of the
+# evaluation — graders, columns, versions — the worker keeps between cells); insert its run
+# already claimed; claim the cell; read the run's status before the call; the run's first text; the
 # run's end; close the cell; count it (one statement with the close on PostgreSQL outside a
 # transaction; here, inside the test's, two).
-CELL_STATEMENTS = 9
+CELL_STATEMENTS = 8
 # On the broker the close also hands over the account's next cells (the fair feed), in the
 # close's transaction: lock the account, read the next cells with the count of those handed
 # over, mark them sent. On PostgreSQL the close's statement takes the lock and the pick is one
@@ -69,7 +70,7 @@ def _measured(cell_id: int) -> tuple[list[str], int]:
     return statements, transactions
 
 
-def test_a_cell_is_at_most_nine_statements_in_two_transactions(settings):
+def test_a_cell_is_at_most_eight_statements_in_two_transactions(settings):
     settings.RUN_ECHO_DELAY_MS = 0
     evaluation = _evaluation()
     first, middle, last = _cells(evaluation)
