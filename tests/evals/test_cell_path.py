@@ -187,3 +187,57 @@ def test_the_fair_feed_rides_in_the_cells_closing_transaction(
     assert not feed.done
     feeds = [f for f in published if f.__qualname__.startswith("cells_feed_in_close")]
     assert len(feeds) == 1
+
+
+def test_a_grant_revoked_mid_evaluation_stops_the_next_cell(settings):
+    """What a worker keeps of an evaluation between its cells (graders, columns, versions) holds
+    no access: the prompt's owner is read with every cell and the grant checked again, so the
+    cell after a revoke ends `error` without a run."""
+    from playground.services import grant_revoke, grant_set
+
+    settings.RUN_ECHO_DELAY_MS = 0
+    owner, editor = make_user("owner"), make_user("editor")
+    prompt, version = make_prompt(owner, provider="echo", model="echo-1")
+    grant_set(actor=owner, prompt=prompt, username=editor.username, role="editor")
+    revision = eval_services.testset_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        name="t",
+        rows=eval_services.testset_rows_parse(
+            [{"variables": {"design": f"d {i}"}, "expected": "d"} for i in range(2)]
+        ),
+    )
+    evaluation = eval_services.evaluation_create(
+        actor=editor,
+        prompt=prompt,
+        role=Role.EDITOR,
+        revision=revision,
+        versions=[version.pk],
+        graders=[{"type": "contains"}],
+    )
+    first, second = _cells(evaluation)
+    assert eval_services.cell_execute(cell_id=first) == "graded"
+    grant_revoke(actor=owner, prompt=prompt, username=editor.username)
+    assert eval_services.cell_execute(cell_id=second) == "error"
+    cell = EvalCell.objects.get(pk=second)
+    assert (cell.error, cell.run_id) == ("test set no longer visible", None)
+
+
+def test_a_worker_never_serves_one_evaluations_graders_to_another(settings):
+    """The worker's cache is keyed by the evaluation's id and creation time: an evaluation
+    created later under the same id (SQLite may reuse an id after a rollback) is read afresh.
+    Here the row is rewritten in place to stand in for it."""
+    from datetime import timedelta
+
+    settings.RUN_ECHO_DELAY_MS = 0
+    evaluation = _evaluation(rows=2)
+    first, second = _cells(evaluation)
+    assert eval_services.cell_execute(cell_id=first) == "graded"
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        graders=[{"type": "equals", "value": "never this"}],
+        created_at=evaluation.created_at + timedelta(microseconds=1),
+    )
+    assert eval_services.cell_execute(cell_id=second) == "graded"
+    cell = EvalCell.objects.get(pk=second)
+    assert (cell.passed, [g["type"] for g in cell.grades]) == (False, ["equals"])
