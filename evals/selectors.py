@@ -213,8 +213,16 @@ def cell_for_worker(*, cell_id: int) -> CellRead | None:
     if isinstance(values, str):
         values = json.loads(values)
     return CellRead(
-        cell_id,
-        *row[:9],
+        cell_id=cell_id,
+        status=row[0],
+        run_id=row[1],
+        target_id=row[2],
+        row_id=row[3],
+        provider=row[4],
+        repeat_index=row[5],
+        grade_attempts=row[6],
+        evaluation_id=row[7],
+        evaluation_status=row[8],
         evaluation_key=f"{row[7]}@{row[9]}",
         created_by_id=row[10],
         prompt_id=row[11],
