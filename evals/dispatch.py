@@ -179,12 +179,17 @@ def cells_publish(*, user_id: int, picked: list[int], now: datetime) -> int:
             # EVAL_CELL_SOFT_TIME_LIMIT, evals/tasks.py): without the explicit None, Celery
             # copies the limits of this process's registration of the task into the message,
             # when it has one, and a message's limits override the worker's.
+            # Nobody reads a cell task's result (the cell's row is the result): without
+            # `ignore_result` the result backend subscribes to each message's reply channel as
+            # it is sent (round trips to Redis on every cell's close) and the worker stores it.
             current_app.send_task(
                 CELL_TASK,
                 args=[cell_id, user_id],
                 queue=settings.EVAL_TASK_QUEUE,
                 time_limit=None,
                 soft_time_limit=None,
+                ignore_result=True,
+                add_to_parent=False,
             )
         except BACKEND_DOWN:
             # The broker is down: these cells wait, unsent, for the reaper (never lost).
