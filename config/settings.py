@@ -522,9 +522,6 @@ EVAL_SCHEMA_EXPANDED_MAX = env_int("EVAL_SCHEMA_EXPANDED_MAX", 20_000)
 EVAL_CELL_SOFT_TIME_LIMIT = env_int("EVAL_CELL_SOFT_TIME_LIMIT", 300)
 EVAL_CELL_TIME_LIMIT_GRACE = env_int("EVAL_CELL_TIME_LIMIT_GRACE", 30)
 EVAL_CELL_GRADE_ATTEMPTS_MAX = env_int("EVAL_CELL_GRADE_ATTEMPTS_MAX", 3)
-# A worker process keeps what never changes of the evaluations whose cells it runs (their
-# graders, columns and versions: evals.selectors.evaluation_facts) within this many bytes.
-EVAL_CELL_CACHE_BYTES = env_int("EVAL_CELL_CACHE_BYTES", 8 * 1024 * 1024)
 # Issue #31: at most this many of one account's evaluation cells handed to the workers' queue
 # at once (the next is sent as each ends), so another account's run waits about one run's time;
 # and at most EVAL_USER_CELLS_PER_DAY cells started per account in any 24 hours (429 past it).
@@ -624,6 +621,10 @@ PLAYGROUND_DIFF_CACHE_BYTES = env_int("PLAYGROUND_DIFF_CACHE_BYTES", PROCESS_CAC
 # Re-anchoring's folded texts, headings and block alignments (4 MiB). The remaining 8 MiB of
 # PROCESS_CACHE_BYTES is the version content cache's (playground.fetch).
 REVIEWS_ANCHOR_CACHE_BYTES = env_int("REVIEWS_ANCHOR_CACHE_BYTES", PROCESS_CACHE_BYTES // 16)
+# What never changes of the evaluations whose cells a process runs (their graders, columns and
+# versions, evals.selectors.evaluation_facts; a few KiB each): 2 MiB, beside the shares above,
+# in the processes that run cells (a Celery worker's, or the web process's without a broker).
+EVAL_CELL_CACHE_BYTES = env_int("EVAL_CELL_CACHE_BYTES", PROCESS_CACHE_BYTES // 32)
 # Exports: a version whose texts total more characters than this is never rendered whole to
 # show it: the Export panel and the export API's JSON show each long text cut to its first
 # PLAYGROUND_TEXT_HEAD_CHARS characters; the text/plain export (the panel's "Download full
