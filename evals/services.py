@@ -104,7 +104,6 @@ IMPORT_LINE_MAX_DEPTH = 4
 
 Status = Evaluation.Status
 CellStatus = EvalCell.Status
-M = TypeVar("M", bound=Model)
 
 
 # --- test sets --------------------------------------------------------------------------------
@@ -1083,6 +1082,9 @@ def _cell_start(cell: EvalCell, variables: dict[str, str]) -> tuple[int, Run | N
             raise _NotClaimed
         _evaluation_started(cell.evaluation)
         return run_id, None, run_claim(run_id=run_id)
+
+
+M = TypeVar("M", bound=Model)
 
 
 def _loaded(model: type[M], /, **values: Any) -> M:
