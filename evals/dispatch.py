@@ -34,6 +34,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from common.outage import BACKEND_DOWN
+from common.rawsql import row_fetch
 
 from .models import EvalCell
 
@@ -117,24 +118,30 @@ def account_lock(*, user_id: int) -> None:
 # (EVAL_USER_CELLS_IN_FLIGHT less its unfinished cells handed over), marked sent. It runs
 # after the account's lock is taken, in an earlier statement, so its snapshot sees every cell
 # the lock's previous holder marked. SKIP LOCKED passes over a cell a cancel is writing.
+# One row back (the picked ids in matrix order), so it goes through `row_fetch`: compiled once
+# and prepared on the server.
 _PICK_SQL = """
-UPDATE evals_evalcell SET sent_at = %s
-WHERE id IN (
-    SELECT cell.id FROM evals_evalcell cell
-    JOIN evals_evaluation evaluation ON evaluation.id = cell.evaluation_id
-    WHERE evaluation.created_by_id = %s AND cell.status IN ('queued', 'running')
-        AND cell.sent_at IS NULL
-    ORDER BY cell.evaluation_id, cell.id
-    LIMIT GREATEST(0, %s - (
-        SELECT count(*) FROM evals_evalcell handed
-        JOIN evals_evaluation owned ON owned.id = handed.evaluation_id
-        WHERE owned.created_by_id = %s AND handed.status IN ('queued', 'running')
-            AND handed.sent_at IS NOT NULL
-    ))
-    FOR UPDATE OF cell SKIP LOCKED
+WITH picked AS (
+    UPDATE evals_evalcell SET sent_at = %s
+    WHERE id IN (
+        SELECT cell.id FROM evals_evalcell cell
+        JOIN evals_evaluation evaluation ON evaluation.id = cell.evaluation_id
+        WHERE evaluation.created_by_id = %s AND cell.status IN ('queued', 'running')
+            AND cell.sent_at IS NULL
+        ORDER BY cell.evaluation_id, cell.id
+        LIMIT GREATEST(0, %s - (
+            SELECT count(*) FROM evals_evalcell handed
+            JOIN evals_evaluation owned ON owned.id = handed.evaluation_id
+            WHERE owned.created_by_id = %s AND handed.status IN ('queued', 'running')
+                AND handed.sent_at IS NOT NULL
+        ))
+        FOR UPDATE OF cell SKIP LOCKED
+    )
+    RETURNING evaluation_id, id
 )
-RETURNING evaluation_id, id
+SELECT array_agg(id ORDER BY evaluation_id, id) FROM picked
 """
+_PICK_FIELDS = (None,)
 
 
 def cells_pick(*, user_id: int, now: datetime) -> list[int]:
@@ -143,9 +150,8 @@ def cells_pick(*, user_id: int, now: datetime) -> list[int]:
     it commits (`cells_publish`)."""
     cap = max(1, int(settings.EVAL_USER_CELLS_IN_FLIGHT))
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_PICK_SQL, [now, user_id, cap, user_id])
-            return [cell_id for _, cell_id in sorted(cursor.fetchall())]
+        row = row_fetch(_PICK_SQL, [now, user_id, cap, user_id], _PICK_FIELDS)
+        return list(row[0] or []) if row is not None else []
     unfinished = EvalCell.objects.filter(evaluation__created_by_id=user_id, status__in=_UNFINISHED)
     # The next `cap` unsent cells, each with the count of those handed over (one read).
     handed = (
@@ -178,12 +184,17 @@ def cells_publish(*, user_id: int, picked: list[int], now: datetime) -> int:
             # EVAL_CELL_SOFT_TIME_LIMIT, evals/tasks.py): without the explicit None, Celery
             # copies the limits of this process's registration of the task into the message,
             # when it has one, and a message's limits override the worker's.
+            # Nobody reads a cell task's result (the cell's row is the result): without
+            # `ignore_result` the result backend subscribes to each message's reply channel as
+            # it is sent (round trips to Redis on every cell's close) and the worker stores it.
             current_app.send_task(
                 CELL_TASK,
                 args=[cell_id, user_id],
                 queue=settings.EVAL_TASK_QUEUE,
                 time_limit=None,
                 soft_time_limit=None,
+                ignore_result=True,
+                add_to_parent=False,
             )
         except BACKEND_DOWN:
             # The broker is down: these cells wait, unsent, for the reaper (never lost).

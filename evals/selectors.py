@@ -6,6 +6,7 @@ test sets and evaluations; share links never reach them. Anything else is NotFou
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -14,11 +15,14 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Substr
 
 from common.auth import Viewer
+from common.lru import LruCache
+from common.rawsql import row_fetch
 from common.registry import Registry
 from common.selectors import object_id_parse
 from playground.models import PromptVersion, Role
@@ -134,26 +138,193 @@ def row_values(
     return found
 
 
-def row_for_cell(*, content_id: int, names: Collection[str]) -> tuple[TestRow, dict[str, str]]:
-    """What a cell needs of its row, in one read: the row with what its grading reads (the
-    expected text, graders and threshold; not its variables), and the values of `names` only,
-    extracted by the database as `row_values` does (a row's undeclared variables never reach
-    the worker)."""
-    ordered = sorted(set(names))
-    fields = {
-        f"v{i}": _value_of(name, field="variables", max_chars=None)
-        for i, name in enumerate(ordered)
-    }
-    row = (
-        TestRow.objects.only("expected", "graders", "threshold")
-        .annotate(**fields)
-        .get(pk=content_id)
+# What a worker reads of a cell to execute it, in one statement compiled once (and, on
+# PostgreSQL, prepared: common.rawsql): the cell; what may change of its evaluation (its status,
+# for a cancel) and the prompt's owner (the access check, per cell); its column and version by
+# id (what never changes of them comes from `evaluation_facts`); its row's expected text,
+# graders and threshold; and the row's values of the variables the version declares, extracted
+# by the database (a row's undeclared variables never reach the worker, issue #31).
+_CELL_SQL = """
+SELECT cell.status, cell.run_id, cell.target_id, cell.row_id, cell.provider, cell.repeat_index,
+    cell.grade_attempts, cell.evaluation_id, evaluation.status, evaluation.created_at,
+    evaluation.created_by_id, evaluation.prompt_id, prompt.owner_id, tc.content_id,
+    content.expected, content.graders, content.threshold, {declared}
+FROM evals_evalcell cell
+JOIN evals_evaluation evaluation ON evaluation.id = cell.evaluation_id
+JOIN playground_prompt prompt ON prompt.id = evaluation.prompt_id
+JOIN evals_evaltarget target ON target.id = cell.target_id
+JOIN playground_promptversion pv ON pv.id = target.version_id
+JOIN evals_testcase tc ON tc.id = cell.row_id
+JOIN evals_testrow content ON content.id = tc.content_id
+WHERE cell.id = %s
+"""
+# {declared name: the row's value or null}, one key look-up per declared name.
+_DECLARED = {
+    "postgresql": "(SELECT jsonb_object_agg(name, content.variables ->> name)"
+    " FROM jsonb_object_keys(pv.variables) AS name)",
+    "sqlite": "(SELECT json_group_object(name.key,"
+    " json_extract(content.variables, '$.\"' || name.key || '\"'))"
+    " FROM json_each(pv.variables) AS name)",
+}
+_CELL_FIELDS = (
+    *(None,) * 9,
+    None,  # the evaluation's created_at: only a key of the cache, taken as the driver gives it
+    *(None,) * 4,
+    None,
+    TestRow._meta.get_field("graders"),
+    TestRow._meta.get_field("threshold"),
+    None,
+)
+
+
+@dataclass(frozen=True)
+class CellRead:
+    """A cell as `cell_for_worker` read it (ids, and what its execution and grading need)."""
+
+    cell_id: int
+    status: str
+    run_id: int | None
+    target_id: int
+    row_id: int
+    provider: str
+    repeat_index: int
+    grade_attempts: int
+    evaluation_id: int
+    evaluation_status: str
+    evaluation_key: str  # names the evaluation for `evaluation_facts`: its id and creation
+    created_by_id: int
+    prompt_id: int
+    prompt_owner_id: int
+    content_id: int
+    expected: str
+    graders: list[dict[str, Any]]
+    threshold: float | None
+    variables: dict[str, str]  # the row's values of the version's declared variables
+
+
+def cell_for_worker(*, cell_id: int) -> CellRead | None:
+    """The cell a worker is about to execute, in one read (None: no such cell). Not scoped to a
+    user: the worker acts for the evaluation's author, whose access the caller checks with the
+    prompt's owner read here (evals.services.sources.sources_visible_check)."""
+    declared = _DECLARED["postgresql" if connection.vendor == "postgresql" else "sqlite"]
+    row = row_fetch(_cell_sql(declared), [cell_id], _CELL_FIELDS)
+    if row is None:
+        return None
+    values = row[17]
+    if isinstance(values, str):
+        values = json.loads(values)
+    return CellRead(
+        cell_id=cell_id,
+        status=row[0],
+        run_id=row[1],
+        target_id=row[2],
+        row_id=row[3],
+        provider=row[4],
+        repeat_index=row[5],
+        grade_attempts=row[6],
+        evaluation_id=row[7],
+        evaluation_status=row[8],
+        evaluation_key=f"{row[7]}@{row[9]}",
+        created_by_id=row[10],
+        prompt_id=row[11],
+        prompt_owner_id=row[12],
+        content_id=row[13],
+        expected=row[14],
+        graders=list(row[15] or []),
+        threshold=row[16],
+        variables={k: v for k, v in (values or {}).items() if v is not None},
     )
-    extracted = (getattr(row, f"v{i}") for i in range(len(ordered)))
-    values = {
-        name: value for name, value in zip(ordered, extracted, strict=True) if value is not None
+
+
+_cell_sqls: dict[str, str] = {}
+
+
+def _cell_sql(declared: str) -> str:
+    found = _cell_sqls.get(declared)
+    if found is None:
+        found = _cell_sqls[declared] = _CELL_SQL.format(declared=declared)
+    return found
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """A column of an evaluation as it was created: never changes."""
+
+    position: int
+    provider: str
+    model: str
+    version_id: int
+    version_values: tuple[Any, ...]  # the version's concrete fields, in `VERSION_FIELDS` order
+
+
+VERSION_FIELDS = tuple(f.attname for f in PromptVersion._meta.concrete_fields)
+
+
+@dataclass(frozen=True)
+class EvaluationFacts:
+    """What never changes of an evaluation (fixed when it was created): what a worker keeps
+    between its cells instead of reading it with each (`evaluation_facts`)."""
+
+    key: str
+    created_at: datetime
+    testset_revision_id: int
+    repeat: int
+    cells_total: int
+    graders: list[dict[str, Any]]
+    targets: dict[int, TargetFacts]
+    size: int  # about how many bytes it holds, for the cache's budget
+
+
+def _facts_size(facts: EvaluationFacts) -> int:
+    return facts.size
+
+
+# Evaluation key (its id and creation time, so a row deleted and another created with its id is
+# never served what the first held) → its facts; only what never changes, so never stale.
+_facts_cache: LruCache[EvaluationFacts] = LruCache(
+    bound=lambda: int(settings.EVAL_CELL_CACHE_BYTES), cost=_facts_size
+)
+
+
+def evaluation_facts(*, key: str) -> EvaluationFacts:
+    """The facts of the evaluation `CellRead.evaluation_key` names, from this process's cache
+    (bounded by EVAL_CELL_CACHE_BYTES) or read (two statements) and kept."""
+    found = _facts_cache.get(key)
+    if found is not None:
+        return found
+    evaluation_id = int(key.split("@", 1)[0])
+    evaluation = Evaluation.objects.only(
+        "created_at", "testset_revision_id", "repeat", "cells_total", "graders"
+    ).get(pk=evaluation_id)
+    targets = {
+        target.pk: TargetFacts(
+            position=target.position,
+            provider=target.provider,
+            model=target.model,
+            version_id=target.version_id,
+            version_values=tuple(getattr(target.version, name) for name in VERSION_FIELDS),
+        )
+        for target in EvalTarget.objects.filter(evaluation_id=evaluation_id).select_related(
+            "version"
+        )
     }
-    return row, values
+    size = len(json.dumps(evaluation.graders)) + sum(
+        512 + len(json.dumps(t.version_values, default=str)) for t in targets.values()
+    )
+    facts = EvaluationFacts(
+        key=key,
+        created_at=evaluation.created_at,
+        testset_revision_id=evaluation.testset_revision_id,
+        repeat=evaluation.repeat,
+        cells_total=evaluation.cells_total,
+        graders=list(evaluation.graders),
+        targets=targets,
+        size=size,
+    )
+    # A cell cascades with its evaluation: the row read by the key's id is the one the key
+    # names (its creation time only tells it from a later evaluation given the same id).
+    _facts_cache.put(key, facts)
+    return facts
 
 
 def testset_version_for_export(*, testset: TestSet, version: object) -> PromptVersion | None:

@@ -23,6 +23,7 @@ from .services.evaluations import evaluations_reap as evaluations_reap_service
     name="evals.cell_execute",
     acks_late=True,
     reject_on_worker_lost=True,
+    ignore_result=True,  # the cell's row is its result (evals/dispatch.py, cells_publish)
     max_retries=None,
     soft_time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT,
     time_limit=settings.EVAL_CELL_SOFT_TIME_LIMIT + settings.EVAL_CELL_TIME_LIMIT_GRACE,

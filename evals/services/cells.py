@@ -14,21 +14,19 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Q, Subquery, Value
-from django.db.models.functions import Coalesce
-from django.db.models.lookups import GreaterThan
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
+from django.db.models import F, Model, Q
 from django.utils import timezone
 
 from common.exceptions import Forbidden
 from common.rawsql import row_fetch
 from playground.exceptions import ContentInvalid
-from playground.models import Run
+from playground.models import Prompt, PromptVersion, Run
 from playground.runs.selectors import run_timings
 from playground.runs.services import (
     run_claim,
@@ -55,8 +53,14 @@ from ..graders import (
     grader_spec_load,
     judge_verdict_parse,
 )
-from ..models import EvalCell, Evaluation, TestCase
-from ..selectors import row_for_cell, row_values
+from ..models import EvalCell, EvalTarget, Evaluation, TestCase, TestRow
+from ..selectors import (
+    VERSION_FIELDS,
+    CellRead,
+    cell_for_worker,
+    evaluation_facts,
+    row_values,
+)
 from ..signals import evaluation_finished
 from .grader_registry import _extra_graders
 from .sources import _judge_version, sources_visible_check
@@ -80,6 +84,19 @@ def _row_variables(content: VersionContent, row: TestCase) -> dict[str, str]:
     return row_values(content_ids=[row.content_id], names=declared).get(row.content_id, {})
 
 
+_CLAIM_SQL = """
+UPDATE evals_evalcell SET status = 'running', run_id = %s, grade_attempts = grade_attempts + 1
+WHERE id = %s AND status = 'queued' AND %s > (
+    SELECT count(*) FROM evals_evalcell running
+    WHERE running.provider = %s AND running.status = 'running'
+)
+RETURNING id
+"""
+
+
+_CLAIM_FIELDS = (None,)
+
+
 def _cell_claim(cell: EvalCell, *, run_id: int) -> bool:
     """queued → running with its new run, in one conditional update that also holds the
     provider's cap (EVAL_PROVIDER_CONCURRENCY, counted across every worker) and counts the
@@ -89,18 +106,7 @@ def _cell_claim(cell: EvalCell, *, run_id: int) -> bool:
     cap = settings.EVAL_PROVIDER_CONCURRENCY.get(
         cell.provider, settings.EVAL_PROVIDER_CONCURRENCY_DEFAULT
     )
-    running = (
-        EvalCell.objects.filter(provider=cell.provider, status=CellStatus.RUNNING)
-        .order_by()
-        .values("provider")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    under_cap: Any = GreaterThan(Value(cap), Coalesce(Subquery(running), Value(0)))
-    claimed = EvalCell.objects.filter(under_cap, pk=cell.pk, status=CellStatus.QUEUED).update(
-        status=CellStatus.RUNNING, run_id=run_id, grade_attempts=F("grade_attempts") + 1
-    )
-    return bool(claimed)
+    return row_fetch(_CLAIM_SQL, [run_id, cell.pk, cap, cell.provider], _CLAIM_FIELDS) is not None
 
 
 class _NotClaimed(Exception):
@@ -253,7 +259,7 @@ def _evaluation_started(evaluation: Evaluation) -> None:
         )
 
 
-def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
+def _cell_start(cell: EvalCell, variables: dict[str, str]) -> tuple[int, Run | None, bool]:
     """Claim a queued cell with its run: (the run's id, the run when this call created it
     claimed, for `run_execute_created`, whether this call claimed an older run, for
     `run_execute_claimed`); _NotClaimed when the cell was taken or its provider is at its cap.
@@ -266,11 +272,9 @@ def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
     has cancelled the queued cell, and the claim fails. A queued cell has no run (both commit
     together), so the run is not looked up first: should one exist all the same (a cell left
     by an older version of this code), the key's unique constraint rolls the claim back and
-    the cell goes the way that finds the run."""
+    the cell goes the way that finds the run. `variables`: the row's values of the variables
+    the version declares (`_cell_read`)."""
     target = cell.target
-    declared = version_content(version=target.version).get("variables") or {}
-    # The row's declared values and what its grading reads, in one read.
-    cell.row.content, variables = row_for_cell(content_id=cell.row.content_id, names=declared)
     try:
         with transaction.atomic():
             run = run_create_claimed(
@@ -295,21 +299,86 @@ def _cell_start(cell: EvalCell) -> tuple[int, Run | None, bool]:
         return run_id, None, run_claim(run_id=run_id)
 
 
+M = TypeVar("M", bound=Model)
+
+
+def _loaded(model: type[M], /, **values: Any) -> M:
+    """An instance of `model` as the ORM would load it with these fields only (the others
+    deferred: read on first use, never a silent default)."""
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
+    return model.from_db(DEFAULT_DB_ALIAS, names, [values[name] for name in names])
+
+
+def _cell_read(cell_id: int) -> tuple[EvalCell, dict[str, str]] | None:
+    """The cell with its evaluation, prompt, column, version and row content, and its row's
+    values of the version's declared variables: one read per cell (`cell_for_worker`: what may
+    change — the cell, the evaluation's status, the prompt's owner — and the row), the rest of
+    the evaluation from this process's cache (`evaluation_facts`: its graders, columns and
+    versions never change)."""
+    read: CellRead | None = cell_for_worker(cell_id=cell_id)
+    if read is None:
+        return None
+    facts = evaluation_facts(key=read.evaluation_key)
+    column = facts.targets[read.target_id]
+    evaluation = _loaded(
+        Evaluation,
+        id=read.evaluation_id,
+        prompt_id=read.prompt_id,
+        testset_revision_id=facts.testset_revision_id,
+        created_by_id=read.created_by_id,
+        graders=facts.graders,
+        repeat=facts.repeat,
+        status=read.evaluation_status,
+        cells_total=facts.cells_total,
+        created_at=facts.created_at,
+    )
+    evaluation.prompt = _loaded(Prompt, id=read.prompt_id, owner_id=read.prompt_owner_id)
+    target = _loaded(
+        EvalTarget,
+        id=read.target_id,
+        evaluation_id=read.evaluation_id,
+        position=column.position,
+        version_id=column.version_id,
+        provider=column.provider,
+        model=column.model,
+    )
+    target.version = PromptVersion.from_db(DEFAULT_DB_ALIAS, VERSION_FIELDS, column.version_values)
+    row = _loaded(TestCase, id=read.row_id, content_id=read.content_id)
+    row.content = _loaded(
+        TestRow,
+        id=read.content_id,
+        expected=read.expected,
+        graders=read.graders,
+        threshold=read.threshold,
+    )
+    cell = _loaded(
+        EvalCell,
+        id=cell_id,
+        evaluation_id=read.evaluation_id,
+        target_id=read.target_id,
+        row_id=read.row_id,
+        repeat_index=read.repeat_index,
+        provider=read.provider,
+        run_id=read.run_id,
+        status=read.status,
+        grade_attempts=read.grade_attempts,
+    )
+    cell.evaluation, cell.target, cell.row = evaluation, target, row
+    return cell, read.variables
+
+
 def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
     """Execute and grade one cell; returns the cell's status, or DEFERRED when its provider is
     at its concurrency cap (the caller tries again shortly). Safe to repeat.
 
-    Two reads bring what the cell needs: the cell with its evaluation, prompt (the access
-    check), column and version; then its row's declared values with what its grading reads
-    (`row_for_cell`). The grading uses them again. (One read of all of it joined eight tables,
-    and planning that join cost more than the second read.)"""
-    cell = (
-        EvalCell.objects.select_related("evaluation__prompt", "target__version", "row")
-        .filter(pk=cell_id)
-        .first()
-    )
-    if cell is None:
+    One read brings what the cell needs (`_cell_read`): the cell, its evaluation's status, the
+    prompt's owner (the access check, made for every cell), its row's content and declared
+    values; what never changes of the evaluation (graders, columns, versions) is kept by the
+    worker between cells. The grading uses them again."""
+    found = _cell_read(cell_id)
+    if found is None:
         return "missing"
+    cell, variables = found
     if cell.status in EvalCell.FINISHED:
         return cell.status
     evaluation = cell.evaluation
@@ -334,7 +403,7 @@ def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
         run_execute(run_id=run_id)
         return cell_grade(cell_id=cell.pk, feed=feed)
     try:
-        run_id, created, claimed = _cell_start(cell)
+        run_id, created, claimed = _cell_start(cell, variables)
     except _NotClaimed:
         status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
         return DEFERRED if status == CellStatus.QUEUED else status
