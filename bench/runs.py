@@ -137,6 +137,9 @@ def bench_mode(mode: str, runs: int) -> dict[str, float]:
         REDLINE_DATA_DIR=str(data_dir),
         RUN_ECHO_DELAY_MS="0",
         LOG_LEVEL="WARNING",
+        # One account sends every run of the bench: the per-account rate limit (60 a minute by
+        # default) measures the limit, not a run's overhead.
+        RUN_USER_RATE_LIMIT=str(10 * runs + 100),
     )
     worker = None
     if mode == "redis":
