@@ -545,23 +545,41 @@ def run_fail(*, run_id: int, reason: str) -> bool:
     return _fail(run_id, reason, from_statuses=(Status.QUEUED, Status.RUNNING))
 
 
+# Runs failed by one reaper round at most, for each of its two reasons (the rest next round).
+REAP_BATCH = 1000
+
+
+def _reap(runs: QuerySet[Run], reason: str) -> int:
+    """Fail up to REAP_BATCH of `runs` for `reason`, as `run_fail` fails one: each run's stream
+    readers are told once that commits. Runs that moved on meanwhile are left alone (the update
+    repeats the filter); a notice to one of them only makes its readers read the row."""
+    run_ids = list(runs.order_by("pk").values_list("pk", flat=True)[:REAP_BATCH])
+    if not run_ids:
+        return 0
+    now = timezone.now()
+    with transaction.atomic():
+        failed = runs.filter(pk__in=run_ids).update(
+            status=Status.FAILED, finished_at=now, heartbeat_at=now, error=reason
+        )
+        for run_id in run_ids:
+            run_notify_status(run_id=run_id, status=Status.FAILED)
+    return failed
+
+
 def runs_reap_stale() -> int:
-    """Fail runs whose worker vanished: running with a stale heartbeat, or queued too long."""
+    """Fail runs whose worker vanished: running with a stale heartbeat, or queued too long.
+    Their stream readers are told, as when a worker fails a run (`run_fail`)."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_STALE_SECONDS)
     waited = now - timedelta(seconds=settings.RUN_QUEUED_MAX_SECONDS)
-    lost = Run.objects.filter(status=Status.RUNNING, heartbeat_at__lt=stale).update(
-        status=Status.FAILED,
-        finished_at=now,
-        error=(
-            f"The worker running this stopped responding (no progress for"
-            f" {settings.RUN_STALE_SECONDS} s: killed or lost). Run it again."
-        ),
+    lost = _reap(
+        Run.objects.filter(status=Status.RUNNING, heartbeat_at__lt=stale),
+        f"The worker running this stopped responding (no progress for"
+        f" {settings.RUN_STALE_SECONDS} s: killed or lost). Run it again.",
     )
-    unclaimed = Run.objects.filter(status=Status.QUEUED, created_at__lt=waited).update(
-        status=Status.FAILED,
-        finished_at=now,
-        error=f"No worker took this run within {settings.RUN_QUEUED_MAX_SECONDS} s.",
+    unclaimed = _reap(
+        Run.objects.filter(status=Status.QUEUED, created_at__lt=waited),
+        f"No worker took this run within {settings.RUN_QUEUED_MAX_SECONDS} s.",
     )
     if lost or unclaimed:
         logger.info("runs.reaped", extra={"lost": lost, "unclaimed": unclaimed})

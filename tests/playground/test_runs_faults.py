@@ -237,3 +237,30 @@ def test_reaper_fails_silent_and_unclaimed_runs_only(providers, settings):
     }
     assert "No worker took this run" in Run.objects.get(pk=waiting.pk).error
     assert runs_reap_stale() == 0
+
+
+def test_reaped_runs_stream_readers_are_told(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A run the reaper fails is announced on its channel like one its worker fails, so an open
+    stream ends at once instead of at its next poll of the row (issue #35: one write path).
+    The channel's publish is recorded here; the services pass runs the real Redis path."""
+    from playground.runs import notify
+
+    settings.RUN_STALE_SECONDS = 60
+    settings.RUN_QUEUED_MAX_SECONDS = 600
+    settings.REDIS_URL = settings.REDIS_URL or "redis://127.0.0.1:1/0"  # the channel is on
+    sent: list[tuple[str, dict]] = []
+    monkeypatch.setattr(
+        notify, "_publish", lambda channel, message: sent.append((channel, message))
+    )
+    owner = make_user()
+    _, version = make_prompt(owner)
+    now = timezone.now()
+    base = {"version": version, "created_by": owner, "provider": "anthropic", "model": "m"}
+    silent = Run.objects.create(**base, status="running", heartbeat_at=now - timedelta(seconds=90))
+    alive = Run.objects.create(**base, status="running", heartbeat_at=now)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert runs_reap_stale() == 1
+    assert sent == [(notify.run_channel(silent.pk), {"s": "failed"})]
+    assert Run.objects.get(pk=alive.pk).status == "running"
