@@ -166,11 +166,11 @@ _DECLARED = {
     " json_extract(content.variables, '$.\"' || name.key || '\"'))"
     " FROM json_each(pv.variables) AS name)",
 }
+_CELL_SQLS = {vendor: _CELL_SQL.format(declared=sql) for vendor, sql in _DECLARED.items()}
+# Columns 0-14 and 17 are left as the driver gives them (column 9, the evaluation's created_at,
+# is only a key of the facts cache); the row's graders and threshold are converted.
 _CELL_FIELDS = (
-    *(None,) * 9,
-    None,  # the evaluation's created_at: only a key of the cache, taken as the driver gives it
-    *(None,) * 4,
-    None,
+    *(None,) * 15,
     TestRow._meta.get_field("graders"),
     TestRow._meta.get_field("threshold"),
     None,
@@ -206,8 +206,8 @@ def cell_for_worker(*, cell_id: int) -> CellRead | None:
     """The cell a worker is about to execute, in one read (None: no such cell). Not scoped to a
     user: the worker acts for the evaluation's author, whose access the caller checks with the
     prompt's owner read here (evals.services.sources.sources_visible_check)."""
-    declared = _DECLARED["postgresql" if connection.vendor == "postgresql" else "sqlite"]
-    row = row_fetch(_cell_sql(declared), [cell_id], _CELL_FIELDS)
+    sql = _CELL_SQLS["postgresql" if connection.vendor == "postgresql" else "sqlite"]
+    row = row_fetch(sql, [cell_id], _CELL_FIELDS)
     if row is None:
         return None
     values = row[17]
@@ -234,16 +234,6 @@ def cell_for_worker(*, cell_id: int) -> CellRead | None:
         threshold=row[16],
         variables={k: v for k, v in (values or {}).items() if v is not None},
     )
-
-
-_cell_sqls: dict[str, str] = {}
-
-
-def _cell_sql(declared: str) -> str:
-    found = _cell_sqls.get(declared)
-    if found is None:
-        found = _cell_sqls[declared] = _CELL_SQL.format(declared=declared)
-    return found
 
 
 @dataclass(frozen=True)

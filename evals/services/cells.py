@@ -62,8 +62,8 @@ from ..selectors import (
     row_values,
 )
 from ..signals import evaluation_finished
-from .grader_registry import _extra_graders
-from .sources import _judge_version, sources_visible_check
+from .grader_registry import grade_fns
+from .sources import judge_version_visible, sources_visible_check
 
 logger = logging.getLogger(__name__)
 
@@ -155,14 +155,14 @@ def _count_finished(evaluation_id: int) -> None:
     ):
         # The row stays locked until commit: no other increment finishes it too.
         prompt_id = evaluation.values_list("prompt_id", flat=True).get()
-        _finished_announce(evaluation_id, prompt_id, Status.DONE)
+        finished_announce(evaluation_id, prompt_id, Status.DONE)
         return
     # Neither matched: between the two, the evaluation stopped being queued or running (a
     # cancel, on a database that lets another writer in between); the cell is still counted.
     evaluation.update(cells_done=F("cells_done") + 1)
 
 
-def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
+def finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
     transaction.on_commit(
         lambda: evaluation_finished.send(
             sender=Evaluation, evaluation_id=evaluation_id, prompt_id=prompt_id, status=status
@@ -171,7 +171,7 @@ def _finished_announce(evaluation_id: int, prompt_id: int, status: str) -> None:
     )
 
 
-def _cell_close(
+def cell_close(
     cell_id: int, evaluation_id: int, *, status: str, feed: NextCells | None = None, **fields: Any
 ) -> bool:
     """Close the cell (queued or running → `status`) and count it; with `feed`, hand over the
@@ -198,14 +198,14 @@ def _cell_close(
                 # Only the statement that brought the count to the total sees done == total
                 # (the row is locked by the update), so the listeners hear of it once.
                 if row is not None and row[2]:
-                    _finished_announce(evaluation_id, row[1], Status.DONE)
+                    finished_announce(evaluation_id, row[1], Status.DONE)
             return row is not None
         if row is None:
             return False
         # Only the statement that brought the count to the total sees done == total (the row is
         # locked by the update), so the evaluation's listeners hear of it once, as below.
         if row[2]:
-            _finished_announce(evaluation_id, row[1], Status.DONE)
+            finished_announce(evaluation_id, row[1], Status.DONE)
         return True
     with transaction.atomic():
         if feeds:
@@ -383,12 +383,12 @@ def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
         return cell.status
     evaluation = cell.evaluation
     if evaluation.status == Status.CANCELLED:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED, feed=feed)
+        cell_close(cell.pk, evaluation.pk, status=CellStatus.CANCELLED, feed=feed)
         return CellStatus.CANCELLED
     try:
         sources_visible_check(evaluation=evaluation)
     except SourceHidden as error:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
+        cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
         return CellStatus.ERROR
     if cell.status != CellStatus.QUEUED:
         # A redelivered running cell: its run is found (or made), executed if still queued
@@ -396,7 +396,7 @@ def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
         try:
             run_id = _cell_run(cell)
         except (ContentInvalid, Forbidden) as error:
-            _cell_close(
+            cell_close(
                 cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed
             )
             return CellStatus.ERROR
@@ -408,7 +408,7 @@ def cell_execute(*, cell_id: int, feed: NextCells | None = None) -> str:
         status = EvalCell.objects.values_list("status", flat=True).get(pk=cell.pk)
         return DEFERRED if status == CellStatus.QUEUED else status
     except (ContentInvalid, Forbidden) as error:
-        _cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
+        cell_close(cell.pk, evaluation.pk, status=CellStatus.ERROR, error=error.message, feed=feed)
         return CellStatus.ERROR
     if created is not None:
         run = run_execute_created(run=created)  # graded as written: not read back
@@ -444,7 +444,7 @@ def _cell_grade(
         return cell.status
     if run.status != Run.Status.DONE:
         status = CellStatus.CANCELLED if run.status == Run.Status.CANCELLED else CellStatus.ERROR
-        _cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000], feed=feed)
+        cell_close(cell.pk, cell.evaluation_id, status=status, error=run.error[:2000], feed=feed)
         return status
     if not counted and not _grade_attempt(cell, feed):
         return CellStatus.ERROR
@@ -468,7 +468,7 @@ def _cell_grade(
         grades = cell_grades(cell=cell, outcome=outcome, specs=specs)
         verdict = cell_verdict(specs, grades, threshold=cell.row.content.threshold)
     except SourceHidden as error:
-        _cell_close(
+        cell_close(
             cell.pk, cell.evaluation_id, status=CellStatus.ERROR, error=error.message, feed=feed
         )
         return CellStatus.ERROR
@@ -478,7 +478,7 @@ def _cell_grade(
         # A grader that breaks (a spec stored before a check existed, a bug) fails its cell with
         # the reason; it must not leave the cell running for the reaper to trip on every minute.
         logger.exception("evaluation.cell_grading_failed", extra={"cell_id": cell.pk})
-        _cell_close(
+        cell_close(
             cell.pk,
             cell.evaluation_id,
             status=CellStatus.ERROR,
@@ -487,7 +487,7 @@ def _cell_grade(
             feed=feed,
         )
         return CellStatus.ERROR
-    _cell_close(
+    cell_close(
         cell.pk,
         cell.evaluation_id,
         status=CellStatus.GRADED,
@@ -510,7 +510,7 @@ def _grade_attempt(cell: EvalCell, feed: NextCells | None = None) -> bool:
         grade_attempts=F("grade_attempts") + 1
     ):
         return True
-    _cell_close(
+    cell_close(
         cell.pk,
         cell.evaluation_id,
         status=CellStatus.ERROR,
@@ -532,7 +532,7 @@ def cell_time_out(*, cell_id: int, feed: NextCells | None = None) -> str:
     reason = f"The cell took longer than its time limit ({limit} s) and was stopped."
     if cell["run_id"] is not None:
         run_fail(run_id=cell["run_id"], reason=reason)
-    _cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason, feed=feed)
+    cell_close(cell_id, cell["evaluation_id"], status=CellStatus.ERROR, error=reason, feed=feed)
     logger.warning("evaluation.cell_timed_out", extra={"cell_id": cell_id, "limit_s": limit})
     return EvalCell.objects.values_list("status", flat=True).get(pk=cell_id)
 
@@ -550,7 +550,7 @@ def cell_grades(
 ) -> list[Grade]:
     specs = cell_specs(cell=cell) if specs is None else specs
     judge = _judge_for(cell)
-    return [grade(spec, outcome, judge=judge, extra=_extra_graders) for spec in specs]
+    return [grade(spec, outcome, judge=judge, extra=grade_fns) for spec in specs]
 
 
 def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdict]:
@@ -560,7 +560,7 @@ def _judge_for(cell: EvalCell) -> Callable[[GraderSpec, CellOutcome], JudgeVerdi
     def judge(spec: GraderSpec, outcome: CellOutcome) -> JudgeVerdict:
         # Read through the author's access now, not at creation: a revoked grant stops the
         # next judge call (docs/evals.md, Graders).
-        version = _judge_version(actor=cell.evaluation.created_by, spec=spec)
+        version = judge_version_visible(actor=cell.evaluation.created_by, spec=spec)
         content = version_content(version=version)
         offered = {
             "rubric": spec.value or "",

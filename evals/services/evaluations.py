@@ -32,10 +32,10 @@ from ..exceptions import EvalInvalid
 from ..graders import GraderSpec, grader_format_schema_problem, grader_spec_load, grader_specs_parse
 from ..models import EvalCell, EvalTarget, Evaluation, TestRow, TestSetRevision
 from ..selectors import row_values
-from .cells import _cell_close, _finished_announce, cell_execute, cell_grade
-from .grader_registry import _extra_parsers
+from .cells import cell_close, cell_execute, cell_grade, finished_announce
+from .grader_registry import spec_parsers
 from .sources import judges_check
-from .testsets import _editor_check
+from .testsets import editor_check
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def evaluation_create(
 ) -> Evaluation:
     """An evaluation of `revision` × targets × `repeat`, every cell queued, workers told on
     commit. Every row's variables are resolved against every version first."""
-    _editor_check(role)
+    editor_check(role)
     if revision.testset.prompt_id != prompt.pk:
         raise EvalInvalid("testset: not a test set of this prompt.", field="testset")
     targets = evaluation_targets_parse(prompt=prompt, versions=versions, models=models)
@@ -152,7 +152,7 @@ def evaluation_create(
     # Graders may be left out when every row brings its own (an imported promptfoo config).
     specs = grader_specs_parse(
         graders,
-        extra={**_extra_parsers, **(extra_graders or {})},
+        extra={**spec_parsers, **(extra_graders or {})},
         allow_empty=all(row_graders.get(row.content_id) for row in rows),
     )
     judges_check(actor=actor, specs=specs)
@@ -308,7 +308,7 @@ def evaluation_cancel(*, actor: User, evaluation: Evaluation) -> Evaluation:
             Evaluation.objects.filter(pk=evaluation.pk).update(
                 cells_done=F("cells_done") + cancelled
             )
-            _finished_announce(evaluation.pk, evaluation.prompt_id, Status.CANCELLED)
+            finished_announce(evaluation.pk, evaluation.prompt_id, Status.CANCELLED)
     if moved:
         # As run_cancel cancels one (their stream readers are told), in one update. The cells'
         # runs are the author's: evals creates them as the evaluation's author.
@@ -340,7 +340,7 @@ def evaluations_reap() -> int:
         except Exception as error:
             logger.exception("evaluation.reap_cell_failed", extra={"cell_id": cell_id})
             evaluation_id = EvalCell.objects.values_list("evaluation_id", flat=True).get(pk=cell_id)
-            _cell_close(
+            cell_close(
                 cell_id,
                 evaluation_id,
                 status=CellStatus.ERROR,

@@ -26,8 +26,10 @@ class RegisteredGrader:
 registered_graders: Registry[RegisteredGrader] = Registry("grader type")
 
 
-_extra_graders = registered_graders.view(lambda grader: grader.grade_fn)
-_extra_parsers = registered_graders.view(lambda grader: grader.parse_fn)
+# Live read-only views (type → grade function, type → spec parser): what evals.graders takes as
+# `extra` beside its built-in types.
+grade_fns = registered_graders.view(lambda grader: grader.grade_fn)
+spec_parsers = registered_graders.view(lambda grader: grader.parse_fn)
 
 
 def grader_register(

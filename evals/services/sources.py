@@ -17,7 +17,7 @@ JUDGE_HIDDEN = "judge no longer visible"
 TESTSET_HIDDEN = "test set no longer visible"
 
 
-def _judge_version(*, actor: User, spec: GraderSpec) -> PromptVersion:
+def judge_version_visible(*, actor: User, spec: GraderSpec) -> PromptVersion:
     """The llm-judge's version if `actor` may still read it; SourceHidden otherwise."""
     from playground.selectors import version_get_for_user
 
@@ -42,7 +42,7 @@ def sources_visible_check(*, evaluation: Evaluation) -> None:
     for body in evaluation.graders:
         spec = grader_spec_load(body)
         if spec.type == "llm-judge":
-            _judge_version(actor=evaluation.created_by, spec=spec)
+            judge_version_visible(actor=evaluation.created_by, spec=spec)
 
 
 def judges_check(*, actor: User, specs: list[GraderSpec], where: str = "graders") -> None:

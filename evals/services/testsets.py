@@ -33,7 +33,7 @@ from ..graders import grader_spec_request, grader_specs_parse
 from ..models import TestCase, TestRow, TestSet, TestSetRevision
 from ..promptfoo import is_promptfoo_file, promptfoo_parse
 from ..selectors import RowData
-from .grader_registry import _extra_parsers
+from .grader_registry import spec_parsers
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def _row_graders(raw: object, where: str) -> tuple[dict[str, Any], ...]:
     if raw is None:
         return ()
     specs = grader_specs_parse(
-        raw, extra=_extra_parsers, where_prefix=f"{where}.graders", allow_empty=True
+        raw, extra=spec_parsers, where_prefix=f"{where}.graders", allow_empty=True
     )
     return tuple(s.as_json() for s in specs)
 
@@ -308,7 +308,7 @@ def testset_export_promptfoo(
     )
 
 
-def _editor_check(role: str) -> None:
+def editor_check(role: str) -> None:
     if role not in (Role.OWNER, Role.EDITOR):
         raise Forbidden(
             "You have read-only access to this prompt: test sets and evaluations need an editor."
@@ -409,7 +409,7 @@ def testset_create(
     """A new test set of `prompt` with its first revision."""
     from common.limits import TITLE_MAX_CHARS
 
-    _editor_check(role)
+    editor_check(role)
     if not isinstance(name, str) or not name.strip() or len(name) > TITLE_MAX_CHARS:
         raise EvalInvalid(f"name: 1–{TITLE_MAX_CHARS} characters.", field="name")
     with transaction.atomic():
@@ -435,7 +435,7 @@ def testset_revise(
     silently replacing the other save's rows."""
     from common.limits import MESSAGE_MAX_CHARS
 
-    _editor_check(role)
+    editor_check(role)
     if not isinstance(message, str) or len(message) > MESSAGE_MAX_CHARS:
         raise EvalInvalid(f"message: at most {MESSAGE_MAX_CHARS} characters.", field="message")
     for _attempt in range(3):
